@@ -1,0 +1,56 @@
+# cephqos-lab — raw logs → tidy Parquet → notebooks → report.
+# `make report` and `make test` bootstrap everything they need (a .venv from environment.yml's pip list).
+SHELL := /bin/bash
+PY    ?= .venv/bin/python
+DATA  ?= data/raw
+PROC  ?= data/processed
+
+.PHONY: all venv tools data report test lab bench manifest capture-fio clean
+all: report
+
+# --- environment: the pip list of environment.yml is the one dependency list ------------------------
+.venv/.installed: environment.yml
+	@command -v python3 >/dev/null || { echo "python3 (3.11) is needed"; exit 1; }
+	test -x .venv/bin/python || python3 -m venv .venv
+	sed -n '/^ *- pip:/,$$p' environment.yml | sed -n 's/^ *- \([A-Za-z].*==.*\)$$/\1/p' > .venv/requirements.txt
+	.venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt
+	touch $@
+venv: .venv/.installed
+
+# Debian tools the tests drive for real (fio 3.33); installed when missing and we are root.
+tools:
+	@command -v fio >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 fio >/dev/null; \
+	  else echo "fio missing: sudo apt-get install fio (tests that need it will skip)"; fi; }
+
+# --- data: raw → processed (a DAG step; re-runs when raw changes) -------------------------------------
+$(PROC)/files.parquet: .venv/.installed $(shell find $(DATA) -type f 2>/dev/null) $(shell find analysis/ingest -name '*.py')
+	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress
+data: $(PROC)/files.parquet
+
+manifest: .venv/.installed
+	$(PY) -m analysis manifest $(DATA)
+
+# --- report: notebooks executed by papermill, rendered to HTML ---------------------------------------
+reports/00-ingest.ipynb: notebooks/00-ingest.ipynb $(PROC)/files.parquet
+	@mkdir -p reports
+	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -k python3 --cwd notebooks
+	mv $@.tmp.ipynb $@
+reports/ingest.html: reports/00-ingest.ipynb
+	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output ingest.html $< --log-level WARN
+report: reports/ingest.html
+	@echo "report: $(abspath reports/ingest.html)"
+
+# --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
+test: .venv/.installed tools
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
+lab: .venv/.installed
+	$(PY) -m jupyter lab --notebook-dir=.
+
+bench: .venv/.installed tools
+	$(PY) bench/bench_ingest.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb

@@ -1,0 +1,55 @@
+"""Command line: ``python -m analysis ingest DIR [--out DIR]`` and ``python -m analysis manifest DIR``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from .ingest.base import IngestError
+    from .ingest.walk import ingest, write_tables
+    try:
+        res = ingest(args.dir, progress=None if not args.no_progress else False)
+    except IngestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    paths = write_tables(res, args.out)
+    counts = res.files["status"].value_counts().to_dict() if len(res.files) else {}
+    print(f"{len(res.files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print(f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
+          + ", ".join(str(p) for p in paths.values()))
+    if res.failed:
+        print(f"\n{len(res.failed)} file(s) failed:", file=sys.stderr)
+        for rel, err in res.failed:
+            print(f"  {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _manifest(args: argparse.Namespace) -> int:
+    from .ingest.walk import write_manifest
+    p = write_manifest(Path(args.dir))
+    n = sum(1 for line in p.read_text().splitlines() if line.strip())
+    print(f"{p}: {n} files")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("ingest", help="read every benchmark output below DIR into Parquet tables")
+    a.add_argument("dir")
+    a.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
+    a.add_argument("--no-progress", action="store_true", help="no progress bar")
+    a.set_defaults(fn=_ingest)
+    m = sub.add_parser("manifest", help="(re)write DIR/MANIFEST.sha256 over every file below DIR")
+    m.add_argument("dir")
+    m.set_defaults(fn=_manifest)
+    args = ap.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

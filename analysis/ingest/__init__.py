@@ -1,0 +1,12 @@
+"""Readers for benchmark outputs; ``read(path)`` detects the format from the content.
+
+Kinds: ``fio-json`` (json and json+), ``fio-log`` (lat/clat/slat/iops/bw logs), ``fio-hist-log``,
+``rados-bench`` (text and ``--format json``).
+"""
+
+from __future__ import annotations
+
+from .base import IngestError, Parsed  # noqa: F401
+from .detect import KINDS, detect, read  # noqa: F401
+
+__all__ = ["read", "detect", "Parsed", "IngestError", "KINDS"]

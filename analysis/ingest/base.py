@@ -1,0 +1,160 @@
+"""The tidy schema every reader returns, and the one error type a reader may raise.
+
+Canonical units (one per metric, across every source): latencies ``ns``, bandwidth ``B/s``,
+rates ``1/s``, durations ``s``, sizes ``B``, plain counts ``count``.  Figures convert for display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+SUMMARY_COLUMNS: list[str] = ["source", "job", "ddir", "metric", "value", "unit"]
+SERIES_COLUMNS: list[str] = SUMMARY_COLUMNS + ["t_s"]
+#: Columns stored as pandas categoricals (few distinct values, many rows).
+CATEGORY_COLUMNS: list[str] = ["source", "job", "ddir", "metric", "unit"]
+
+UNITS = {"ns", "B/s", "1/s", "s", "B", "count", "ratio"}
+DDIRS = ("read", "write", "trim")
+
+MIB = 1024 * 1024
+
+
+class IngestError(ValueError):
+    """Bad input: names the file, the 1-based line (or byte offset) and what was expected."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None,
+                 offset: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.offset = offset
+        self.message = message
+        where = self.path
+        if line is not None:
+            where += f":{line}"
+        elif offset is not None:
+            where += f": byte {offset}"
+        super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # picklable across processes (dask, multiprocessing)
+        return (IngestError, (self.path, self.message, self.line, self.offset))
+
+
+@dataclass
+class Parsed:
+    """One file, read.
+
+    ``kind``     detected format, e.g. ``"fio-json"``, ``"fio-log"``, ``"fio-hist-log"``, ``"rados-bench"``.
+    ``meta``     what the file tells: tool version, job options, block size, assumptions made.
+    ``summary``  tidy: ``source, job, ddir, metric, value, unit``.
+    ``series``   the same plus ``t_s`` (float seconds since the start of the run).
+    ``partial``  the file is incomplete (e.g. interrupted run, no summary block); values are what was there.
+    """
+
+    path: str
+    kind: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    summary: pd.DataFrame = field(default_factory=lambda: empty_frame(SUMMARY_COLUMNS))
+    series: pd.DataFrame = field(default_factory=lambda: empty_frame(SERIES_COLUMNS))
+    partial: bool = False
+
+    @property
+    def tool_version(self) -> str | None:
+        return self.meta.get("tool_version")
+
+    def value(self, metric: str, ddir: str | None = None, job: str | None = None) -> float:
+        """The single summary value for ``metric`` (optionally one ddir/job); KeyError if absent or ambiguous."""
+        s = self.summary
+        m = s["metric"] == metric
+        if ddir is not None:
+            m &= s["ddir"] == ddir
+        if job is not None:
+            m &= s["job"] == job
+        hit = s.loc[m, "value"]
+        if len(hit) != 1:
+            raise KeyError(f"{metric} ddir={ddir} job={job}: {len(hit)} rows in summary of {self.path}")
+        return float(hit.iloc[0])
+
+
+def empty_frame(columns: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame({c: pd.Series(dtype="float64" if c in ("value", "t_s") else "object")
+                       for c in columns})
+    return categorize(df)
+
+
+def categorize(df: pd.DataFrame) -> pd.DataFrame:
+    """Cast the key columns to categoricals and value/t_s to float64 (in place where possible)."""
+    for c in CATEGORY_COLUMNS:
+        if c in df.columns and not isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].astype("category")
+    for c in ("value", "t_s"):
+        if c in df.columns and df[c].dtype != np.float64:
+            df[c] = df[c].astype("float64")
+    return df
+
+
+def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]]) -> pd.DataFrame:
+    """Build a summary frame from ``(job, ddir, metric, value, unit)`` tuples."""
+    rows = list(rows)
+    if not rows:
+        return empty_frame(SUMMARY_COLUMNS)
+    df = pd.DataFrame(rows, columns=["job", "ddir", "metric", "value", "unit"])
+    df.insert(0, "source", source)
+    return categorize(df[SUMMARY_COLUMNS])
+
+
+def series_frame(source: str, job: str, ddir: np.ndarray | str, metric: str, unit: str,
+                 t_s: np.ndarray, value: np.ndarray) -> pd.DataFrame:
+    """Build one metric's series (vectorised; ``ddir`` may be an array of labels or one label)."""
+    n = len(t_s)
+    df = pd.DataFrame({
+        "source": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[source]),
+        "job": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[job]),
+        "ddir": (pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[ddir])
+                 if isinstance(ddir, str) else pd.Categorical(ddir)),
+        "metric": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[metric]),
+        "value": np.asarray(value, dtype=np.float64),
+        "unit": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[unit]),
+        "t_s": np.asarray(t_s, dtype=np.float64),
+    })
+    return df[SERIES_COLUMNS]
+
+
+def as_str_categorical(col: pd.Series) -> pd.Categorical:
+    """A categorical whose categories are ``str`` (union_categoricals needs one category dtype)."""
+    c = col.array if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category").array
+    if c.categories.dtype == "str":
+        return c
+    cats = pd.Index([str(x) for x in c.categories], dtype="str")
+    return pd.Categorical.from_codes(c.codes, categories=cats)
+
+
+def union_str_categoricals(cols: list[pd.Series]) -> pd.Categorical:
+    from pandas.api.types import union_categoricals
+    return union_categoricals([as_str_categorical(c) for c in cols])
+
+
+def concat_tidy(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """Concatenate tidy frames, unifying categoricals (plain concat would fall back to object)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return empty_frame(columns)
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    out = {}
+    for c in columns:
+        if c in CATEGORY_COLUMNS:
+            out[c] = union_str_categoricals([f[c] for f in frames])
+        else:
+            out[c] = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames])
+    return pd.DataFrame(out)[columns]
+
+
+def line_of_offset(data: bytes | str, offset: int) -> int:
+    """1-based line number of a byte/char offset."""
+    nl = b"\n" if isinstance(data, bytes) else "\n"
+    return data.count(nl, 0, max(0, offset)) + 1

@@ -1,0 +1,55 @@
+"""Transparent reading of compressed raw files, recognised by magic bytes (gzip, xz, bzip2)."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+from pathlib import Path
+
+from .base import IngestError
+
+_MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2"}
+_OPEN = {"gzip": gzip.open, "xz": lzma.open, "bzip2": bz2.open}
+
+
+def compression(head: bytes) -> str | None:
+    for magic, name in _MAGIC.items():
+        if head.startswith(magic):
+            return name
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    return None
+
+
+def read_head(path: str | Path, n: int = 64 * 1024) -> tuple[bytes, str | None]:
+    """The first ``n`` bytes of the (decompressed) content, and the compression found."""
+    with open(path, "rb") as f:
+        raw = f.read(n)
+    comp = compression(raw)
+    if comp is None:
+        return raw, None
+    if comp == "zstd":
+        raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
+    try:
+        with _OPEN[comp](path, "rb") as f:
+            return f.read(n), comp
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        raise IngestError(path, f"corrupt {comp} stream: {e}", offset=0) from None
+
+
+def read_all(path: str | Path) -> bytes:
+    """Whole (decompressed) content."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        magic = f.read(8)
+    comp = compression(magic)
+    if comp is None:
+        return path.read_bytes()
+    if comp == "zstd":
+        raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
+    try:
+        with _OPEN[comp](path, "rb") as f:
+            return f.read()
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        raise IngestError(path, f"corrupt or truncated {comp} stream: {e}", offset=0) from None

@@ -1,0 +1,66 @@
+"""Content-based format detection and the ``read(path)`` entry point.
+
+Each reader module exposes ``KIND``/``KINDS``, ``sniff(head: bytes)`` and ``parse(path, data)``.
+Detection looks only at the first 64 KiB of content, never at the file name; readers are tried in a
+fixed order, most specific first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from .base import IngestError, Parsed
+from .compress import read_all, read_head
+
+HEAD_BYTES = 64 * 1024
+#: reader modules, most specific sniff first
+_READERS = ("fio", "fio_log")  # radosbench: wired in when it lands
+KINDS = ("fio-json", "rados-bench", "fio-hist-log", "fio-log")
+
+
+def _modules():
+    return [importlib.import_module(f"{__package__}.{name}") for name in _READERS]
+
+
+def detect(path: str | Path, head: bytes | None = None) -> str | None:
+    """The kind of ``path`` from its content, or None when no reader recognises it."""
+    path = Path(path)
+    if head is None:
+        head, _ = read_head(path, HEAD_BYTES)
+    for mod in _modules():
+        kind = mod.sniff(head)
+        if kind:
+            return kind if isinstance(kind, str) else mod.KIND
+    return None
+
+
+def read(path: str | Path) -> Parsed:
+    """Read one benchmark output; raises ``IngestError`` for unknown or bad input."""
+    path = Path(path)
+    try:
+        head, comp = read_head(path, HEAD_BYTES)
+    except OSError as e:
+        raise IngestError(path, f"cannot read file: {e.strerror}") from None
+    if not head.strip():
+        raise IngestError(path, "empty file: expected fio JSON, a fio log or rados bench output", line=1)
+    for mod in _modules():
+        kind = mod.sniff(head)
+        if kind:
+            try:
+                if getattr(mod, "STREAMING", False) and comp is None:
+                    parsed = mod.parse(path, None)  # the reader memory-maps the file itself
+                else:
+                    parsed = mod.parse(path, read_all(path))
+                if comp:
+                    parsed.meta["compression"] = comp
+                return parsed
+            except IngestError:
+                raise
+            except (MemoryError, KeyboardInterrupt):
+                raise
+            except Exception as e:  # a reader bug must still name the file
+                raise IngestError(path, f"unexpected content for {kind} "
+                                        f"({type(e).__name__}: {e})") from e
+    raise IngestError(path, "unrecognised content: expected fio JSON/json+ output, a fio "
+                            "lat/clat/slat/iops/bw or histogram log, or rados bench output", line=1)

@@ -1,0 +1,309 @@
+"""fio ``--output-format=json`` / ``json+`` reader, fio 2.1 to 3.3x.
+
+Schema drift handled here:
+
+* fio 2.x prints latencies in µs under ``slat``/``clat``/``lat``; fio ≥ 3.0 prints ns under
+  ``slat_ns``/``clat_ns``/``lat_ns``.  Both become ``*_mean``/``*_stddev``/``*_min``/``*_max`` in ns.
+* fio 2.x ``bw`` is KiB/s (kb_base 1024) and ``io_bytes`` is KiB; fio ≥ 3.0 adds ``bw_bytes``/``io_kbytes``
+  and makes ``io_bytes`` bytes.  Bandwidth becomes B/s.
+* Text before the opening ``{`` (error messages, ``terminating on signal``, client/server ``hostname=``
+  banners and ``Jobs:`` progress) is skipped and kept in ``meta["preamble"]``; trailing text is ignored.
+* ``client_stats`` (``fio --client``) instead of ``jobs``; jobs are named ``<hostname>/<jobname>``.
+* Repeated job names (``numjobs`` without ``group_reporting``) become ``name#0``, ``name#1``, …
+* Duplicate JSON keys (fio 2.1 pads percentile objects with ``"0.00" : 0``) are counted in
+  ``meta["duplicate_keys"]``; the padding is not a percentile and is dropped.
+* json+ ``bins``: fio 3.x maps bin value (ns) → count; fio 2.x maps bin *index* → count with
+  ``FIO_IO_U_PLAT_*`` constants.  Percentiles are recomputed from the bins exactly as fio does and the
+  largest relative difference to the printed ones is recorded in ``meta["percentile_check"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import IngestError, Parsed, line_of_offset, summary_frame
+from .fio_bins import percentiles_from_bins, plat_idx_to_val
+
+KIND = "fio-json"
+_DDIRS = ("read", "write", "trim")
+_LAT_KINDS = ("slat", "clat", "lat")
+_START = re.compile(rb'^\{\s*"fio version"', re.M)
+
+
+def sniff(head: bytes) -> bool:
+    """fio JSON: an object whose first key is ``"fio version"``, possibly after fio's own text.
+
+    Text that quotes fio JSON inside a Markdown code fence (a README) is not fio output.
+    """
+    m = _START.search(head)
+    return m is not None and b"```" not in head[:m.start()]
+
+
+def _pairs_hook(counter: list[int]):
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in d:
+                counter[0] += 1
+            d[k] = v
+        return d
+    return hook
+
+
+def load(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Decode the JSON document inside a fio output; returns (document, meta about the wrapping)."""
+    m = _START.search(data)
+    if m is None:
+        raise IngestError(path, 'expected a fio JSON object starting with {"fio version" ...', line=1)
+    start = m.start()
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise IngestError(path, f"expected UTF-8 JSON text ({e.reason})",
+                          line=line_of_offset(data, start + e.start)) from None
+    dup = [0]
+    try:
+        doc, end = json.JSONDecoder(object_pairs_hook=_pairs_hook(dup)).raw_decode(text)
+    except json.JSONDecodeError as e:
+        first_line = line_of_offset(data, start)
+        raise IngestError(path, f"malformed or truncated fio JSON: {e.msg}",
+                          line=first_line + e.lineno - 1) from None
+    except RecursionError:
+        raise IngestError(path, "fio JSON nested too deeply", line=line_of_offset(data, start)) from None
+    if not isinstance(doc, dict):
+        raise IngestError(path, "expected a JSON object at top level", line=line_of_offset(data, start))
+    preamble = data[:start].decode("utf-8", "replace")
+    wrap = {
+        "preamble": preamble.strip()[:2000] or None,
+        "preamble_lines": preamble.count("\n"),
+        "trailing_chars": len(text[end:].strip()),
+        "duplicate_keys": dup[0],
+    }
+    return doc, wrap
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
+def _pct_name(key: str) -> str | None:
+    """fio percentile key ("99.500000") → metric suffix ("p99.5"); None for padding/garbage."""
+    try:
+        q = float(key)
+    except ValueError:
+        return None
+    if not (0.0 < q <= 100.0):
+        return None
+    return "p" + format(q, "g")
+
+
+def _job_names(entries: list[dict[str, Any]], client: bool) -> list[str]:
+    names = []
+    for e in entries:
+        n = str(e.get("jobname", ""))
+        if client and e.get("hostname") and n != "All clients":
+            n = f"{e['hostname']}/{n}"
+        names.append(n)
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        if counts[n] > 1:
+            k = seen.get(n, 0)
+            seen[n] = k + 1
+            out.append(f"{n}#{k}")
+        else:
+            out.append(n)
+    return out
+
+
+def _bins_to_arrays(bins: dict[str, Any], scale_ns: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """json+ bins → (bin values in ns, counts) sorted by value; None if not understood."""
+    if not isinstance(bins, dict) or not bins:
+        return None
+    if "FIO_IO_U_PLAT_NR" in bins:  # fio 2.x: index → count
+        idx, cnt = [], []
+        for k, v in bins.items():
+            if k.startswith("FIO_"):
+                continue
+            if not k.isdigit() or _num(v) is None:
+                return None
+            idx.append(int(k))
+            cnt.append(_num(v))
+        if not idx:
+            return None
+        vals = plat_idx_to_val(np.asarray(idx, dtype=np.int64)).astype(np.float64) * scale_ns
+        c = np.asarray(cnt, dtype=np.float64)
+    else:  # fio 3.x: value → count
+        try:
+            vals = np.asarray([float(k) for k in bins.keys()], dtype=np.float64) * scale_ns
+            c = np.asarray([float(v) for v in bins.values()], dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+    order = np.argsort(vals, kind="stable")
+    return vals[order], c[order]
+
+
+def _identity_summary(checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """fio's own summary must satisfy total_ios ≈ iops × runtime; report the worst deviation."""
+    if not checks:
+        return {"n": 0}
+    dev = [abs(c["ios_over_iops_x_runtime"] - 1.0) for c in checks]
+    worst = checks[int(np.argmax(dev))]
+    return {"n": len(checks), "max_abs_dev": float(max(dev)), "worst": worst,
+            "ok": bool(max(dev) < 0.02)}
+
+
+def parse(path: Path, data: bytes) -> Parsed:
+    doc, wrap = load(path, data)
+    source = str(path)
+    version = doc.get("fio version")
+    client = "client_stats" in doc and not doc.get("jobs")
+    entries = doc.get("client_stats") if client else doc.get("jobs")
+    if not isinstance(entries, list):
+        raise IngestError(path, 'expected a "jobs" (or "client_stats") array in fio JSON',
+                          line=wrap["preamble_lines"] + 1)
+    entries = [e for e in entries if isinstance(e, dict)]
+    names = _job_names(entries, client)
+
+    rows: list[tuple[str, str, str, float, str]] = []
+    job_options: dict[str, Any] = {}
+    errors: dict[str, int] = {}
+    pct_checks: list[dict[str, Any]] = []
+    identity: list[dict[str, Any]] = []
+    units_seen: set[str] = set()
+    unmeasured: set[str] = set()
+    is_plus = False
+
+    for name, e in zip(names, entries):
+        if isinstance(e.get("job options"), dict):
+            job_options[name] = e["job options"]
+        err = _num(e.get("error"))
+        if err:
+            errors[name] = int(err)
+        for ddir in _DDIRS:
+            d = e.get(ddir)
+            if not isinstance(d, dict):
+                continue
+            total_ios = _num(d.get("total_ios"))
+            io_bytes = _num(d.get("io_bytes"))
+            iops = _num(d.get("iops"))
+            if not ((total_ios or 0) > 0 or (io_bytes or 0) > 0 or (iops or 0) > 0):
+                continue  # direction not used by this job
+            v3 = any(k in d for k in ("clat_ns", "lat_ns", "slat_ns", "bw_bytes", "io_kbytes"))
+            if iops is not None:
+                rows.append((name, ddir, "iops", iops, "1/s"))
+            bw_bytes = _num(d.get("bw_bytes"))
+            bw_kib = _num(d.get("bw"))
+            if bw_bytes is not None:
+                rows.append((name, ddir, "bw", bw_bytes, "B/s"))
+            elif bw_kib is not None:
+                rows.append((name, ddir, "bw", bw_kib * 1024.0, "B/s"))
+            if "io_kbytes" in d or v3:
+                if io_bytes is not None:
+                    rows.append((name, ddir, "io_bytes", io_bytes, "B"))
+            elif io_bytes is not None:  # fio 2.x: io_bytes is KiB
+                rows.append((name, ddir, "io_bytes", io_bytes * 1024.0, "B"))
+            if total_ios is not None:
+                rows.append((name, ddir, "total_ios", total_ios, "count"))
+            rt = _num(d.get("runtime"))
+            if rt is not None:
+                rows.append((name, ddir, "runtime", rt / 1000.0, "s"))
+            if rt and iops is not None and total_ios is not None and iops > 0:
+                identity.append({"job": name, "ddir": ddir,
+                                 "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0)})
+            for lk in _LAT_KINDS:
+                if isinstance(d.get(lk + "_ns"), dict):
+                    st, scale = d[lk + "_ns"], 1.0
+                    units_seen.add("ns")
+                elif isinstance(d.get(lk), dict):
+                    st, scale = d[lk], 1000.0  # fio 2.x: µs
+                    units_seen.add("µs")
+                else:
+                    continue
+                n_samples = _num(st.get("N"))
+                if all(not _num(st.get(k)) for k in ("min", "max", "mean")) and not n_samples:
+                    unmeasured.add(lk)  # gtod_reduce / disable_*lat: fio prints zeros, not a latency
+                    continue
+                for stat in ("mean", "stddev", "min", "max"):
+                    v = _num(st.get(stat))
+                    if v is not None:
+                        rows.append((name, ddir, f"{lk}_{stat}", v * scale, "ns"))
+                if n_samples is not None:
+                    rows.append((name, ddir, f"{lk}_samples", n_samples, "count"))
+                printed: dict[float, float] = {}
+                pct = st.get("percentile")
+                if isinstance(pct, dict):
+                    for k, v in pct.items():
+                        pn, fv = _pct_name(k), _num(v)
+                        if pn is None or fv is None:
+                            continue
+                        rows.append((name, ddir, f"{lk}_{pn}", fv * scale, "ns"))
+                        printed[float(k)] = fv * scale
+                arrs = _bins_to_arrays(st.get("bins"), scale)
+                if arrs is not None:
+                    is_plus = True
+                    vals, cnt = arrs
+                    if printed and cnt.sum() > 0:
+                        qs = np.asarray(sorted(printed))
+                        rec = percentiles_from_bins(vals, cnt, qs)
+                        pr = np.asarray([printed[q] for q in qs])
+                        rel = np.abs(rec - pr) / np.where(pr == 0, 1.0, np.abs(pr))
+                        pct_checks.append({
+                            "job": name, "ddir": ddir, "lat": lk, "n": int(cnt.sum()),
+                            "max_rel_diff": float(rel.max()),
+                            "worst_percentile": float(qs[int(rel.argmax())]),
+                        })
+
+    gopts = doc.get("global options") if isinstance(doc.get("global options"), dict) else {}
+    first_opts = next(iter(job_options.values()), {}) if job_options else {}
+
+    def opt(key: str) -> Any:
+        return first_opts.get(key, gopts.get(key)) if isinstance(first_opts, dict) else gopts.get(key)
+
+    meta: dict[str, Any] = {
+        "tool": "fio",
+        "tool_version": version,
+        "format": "json+" if is_plus else "json",
+        "timestamp": doc.get("timestamp"),
+        "timestamp_ms": doc.get("timestamp_ms"),
+        "time": doc.get("time"),
+        "global_options": gopts,
+        "job_options": job_options,
+        "jobs": names,
+        "client_server": client,
+        "rw": opt("rw") or opt("readwrite"),
+        "block_size": opt("bs") or opt("blocksize"),
+        "iodepth": opt("iodepth"),
+        "ioengine": opt("ioengine"),
+        "numjobs": opt("numjobs"),
+        "job_errors": errors,
+        "latency_keys_unit": sorted(units_seen),
+        "latency_not_measured": sorted(unmeasured),
+        "identity_check": _identity_summary(identity),
+        **wrap,
+    }
+    if pct_checks:
+        worst = max(pct_checks, key=lambda c: c["max_rel_diff"])
+        meta["percentile_check"] = {"max_rel_diff": worst["max_rel_diff"], "checks": pct_checks}
+    interrupted = bool(wrap["preamble"] and "terminating on signal" in wrap["preamble"])
+    meta["interrupted"] = interrupted
+    summary = summary_frame(source, rows)
+    return Parsed(path=source, kind=KIND, meta=meta, summary=summary,
+                  partial=interrupted or bool(errors))

@@ -1,0 +1,334 @@
+"""fio per-IO and windowed logs (``write_{lat,bw,iops}_log``) and histogram logs (``write_hist_log``).
+
+Log lines (fio HOWTO "Log File Formats"): ``time_ms, value, ddir, bs[, offset][, prio]``:
+4 columns before fio 3.x added the priority column, 5 with it (or with ``log_offset`` on old fio),
+6 with ``log_offset`` on current fio.  ``ddir`` 0/1/2 = read/write/trim.  ``bs`` is 0 when samples are
+averaged over ``log_avg_msec`` windows, the IO size for per-IO logs.  Values: latencies in ns
+(fio ≥ 3.0) or µs (fio 2.x), bandwidth in KiB/s, IOPS in 1/s.  With ``log_unix_epoch`` the time is
+Unix epoch ms.
+
+Histogram logs: ``time_ms, ddir, bs, bin_0 … bin_N-1`` with N = 1856 (fio 3.x, ns) or 1216
+(fio 2.x, µs), divided by ``2**log_hist_coarseness``; each row holds the counts of that interval.
+
+What a log *is* (lat, clat, slat, bw, iops) is not in its content: it comes from fio's own file naming
+``<prefix>_<type>[.<job>].log`` and is recorded in ``meta["log_type_from"]``.  The latency unit comes
+from a fio JSON in the same folder whose job options name this log's prefix (else any fio JSON there),
+and ``meta["latency_unit_source"]`` says which, or that ns was assumed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import fio as fio_json
+from ._scan import first_line_fields, read_int_table
+from .compress import read_all, read_head
+from .base import (IngestError, Parsed, concat_tidy, series_frame, summary_frame, SERIES_COLUMNS)
+from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
+
+KIND = "fio-log"
+KINDS = ("fio-log", "fio-hist-log")
+STREAMING = True  # parse() reads the file itself (memory-mapped)
+
+DDIR_NAMES = np.array(["read", "write", "trim", "sync"], dtype=object)
+_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<type>clat_hist|lat_hist|slat|clat|lat|bw|iops)"
+                   r"(?:\.(?P<job>\d+))?(?:\.[A-Za-z0-9_-]+)*?(?:\.log)?(?:\.gz|\.xz|\.bz2)?$")
+LOG_QS = np.array([50.0, 90.0, 95.0, 99.0, 99.9])
+EPOCH_MS_MIN = 10**11  # a log time above this is Unix epoch ms (log_unix_epoch), not ms since start
+
+
+def sniff(head: bytes) -> str | None:
+    fields = first_line_fields(head)
+    if fields is None:
+        return None
+    n = len(fields)
+    if 4 <= n <= 6:
+        return "fio-log"
+    if n > 6 and layout_for(n - 3) is not None:
+        return "fio-hist-log"
+    return None
+
+
+def _log_name(path: Path) -> dict[str, Any]:
+    m = _NAME.match(path.name)
+    if not m:
+        return {"prefix": None, "type": None, "job_index": None}
+    return {"prefix": m["prefix"], "type": m["type"],
+            "job_index": int(m["job"]) if m["job"] else None}
+
+
+def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
+    """A fio JSON output in the same folder: the one whose job options name ``prefix``, else the only one."""
+    found: list[tuple[Path, bytes]] = []
+    try:
+        entries = sorted(os.scandir(path.parent), key=lambda e: e.name)
+    except OSError:
+        return None, "no folder listing"
+    for e in entries:
+        if not e.is_file() or e.stat().st_size > 64 << 20 or e.path == str(path):
+            continue
+        try:
+            head, _ = read_head(e.path)
+        except IngestError:
+            continue
+        if fio_json.sniff(head):
+            found.append((Path(e.path), head))
+    matches: list[Parsed] = []
+    parsed: list[Parsed] = []
+    for p, _ in found:
+        try:
+            doc = fio_json.parse(p, read_all(p))
+        except IngestError:
+            continue
+        parsed.append(doc)
+        opts = [doc.meta.get("global_options") or {}] + list(doc.meta.get("job_options", {}).values())
+        names = {str(o.get(k)) for o in opts for k in
+                 ("write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log") if o.get(k)}
+        if prefix is not None and prefix in names:
+            matches.append(doc)
+    if len(matches) == 1:
+        return matches[0], f"{Path(matches[0].path).name} (job options name log prefix {prefix!r})"
+    if len(parsed) == 1:
+        return parsed[0], f"{Path(parsed[0].path).name} (only fio JSON in the folder)"
+    return None, f"{len(parsed)} fio JSON files in the folder, none matched prefix {prefix!r}"
+
+
+def _job_key(name: dict[str, Any], companion: Parsed | None) -> str:
+    """The fio job name from the companion JSON when the log's job number maps to one entry,
+    else ``<prefix>.<N>`` from the file name."""
+    jobs = list(companion.meta.get("jobs", [])) if companion is not None else []
+    idx = name["job_index"]
+    if len(jobs) == 1:
+        return jobs[0]
+    if idx is not None and 1 <= idx <= len(jobs):
+        return jobs[idx - 1]
+    base = name["prefix"] or ""
+    return f"{base}.{idx}" if idx is not None else base
+
+
+def _latency_scale(companion: Parsed | None, how: str) -> tuple[float, str, bool]:
+    """ns per logged latency unit, a description, and whether it was assumed."""
+    if companion is not None:
+        v = str(companion.meta.get("tool_version") or "")
+        if v.startswith("fio-2"):
+            return 1000.0, f"µs: fio 2.x per {how}", False
+        if v.startswith("fio-3") or v.startswith("fio-4"):
+            return 1.0, f"ns: {v} per {how}", False
+    return 1.0, f"ns assumed (fio ≥ 3.0 convention); {how}", True
+
+
+def _time_base(t_ms: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
+    if len(t_ms) and t_ms.min() > EPOCH_MS_MIN:
+        t0 = int(t_ms.min())
+        meta["time_base"] = "unix epoch ms (log_unix_epoch); t_s counts from the first sample"
+        meta["t0_unix_ms"] = t0
+        return (t_ms - t0) / 1000.0
+    meta["time_base"] = "ms since job start"
+    return t_ms / 1000.0
+
+
+def _ddir_labels(path: Path, codes: np.ndarray) -> np.ndarray:
+    bad = (codes < 0) | (codes > 3)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise IngestError(path, f"data direction must be 0-3 (read/write/trim/sync), got {codes[row]}",
+                          line=row + 1)
+    return DDIR_NAMES[codes]
+
+
+def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
+               data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    tab = read_int_table(path, ncol, data=data)
+    source = str(path)
+    name = meta["log_name"]
+    ltype = name["type"] or "value"
+    companion, how = _companion(path, name["prefix"])
+    meta["companion_json"] = how if companion is not None else None
+    job = _job_key(name, companion)
+    t_s = _time_base(tab[:, 0], meta)
+    codes = tab[:, 2]
+    ddir = _ddir_labels(path, codes)
+    bs = tab[:, 3]
+    meta["per_io"] = bool(len(bs) and (bs > 0).all())
+    meta["windowed"] = bool(len(bs) and (bs == 0).all())
+    meta["samples"] = int(len(tab))
+    if ncol >= 5:
+        col5 = tab[:, 4]
+        opts = {}
+        if companion is not None:
+            opts = next(iter(companion.meta.get("job_options", {}).values()), {}) or {}
+            opts = {**(companion.meta.get("global_options") or {}), **opts}
+        is_offset = ncol == 6 or str(opts.get("log_offset", "0")) == "1" or \
+            (len(col5) and col5.max() > 0xFFFF)
+        meta["column5"] = "offset (B)" if (ncol == 5 and is_offset) else "priority"
+        if ncol == 6:
+            meta["columns"] = "time_ms, value, ddir, bs, offset, prio"
+    if ltype in ("lat", "clat", "slat"):
+        scale, desc, assumed = _latency_scale(companion, how)
+        meta["latency_unit_source"] = desc
+        meta["latency_unit_assumed"] = assumed
+        value, unit, metric = tab[:, 1] * scale, "ns", ltype
+    elif ltype == "bw":
+        value, unit, metric = tab[:, 1] * 1024.0, "B/s", "bw"
+    elif ltype == "iops":
+        value, unit, metric = tab[:, 1].astype(np.float64), "1/s", "iops"
+    else:
+        value, unit, metric = tab[:, 1].astype(np.float64), "", "value"
+        meta["log_type_from"] = "unknown: file name does not follow <prefix>_<type>.<N>.log"
+    series = series_frame(source, job, ddir, metric, unit, t_s, value)
+
+    rows = []
+    checks: dict[str, Any] = {}
+    for code in np.unique(codes):
+        d = str(DDIR_NAMES[code])
+        v = value[codes == code]
+        rows += [(job, d, f"{metric}_mean", float(v.mean()), unit),
+                 (job, d, f"{metric}_min", float(v.min()), unit),
+                 (job, d, f"{metric}_max", float(v.max()), unit),
+                 (job, d, f"{metric}_stddev", float(v.std(ddof=1)) if len(v) > 1 else np.nan, unit),
+                 (job, d, f"{metric}_samples", float(len(v)), "count")]
+        if meta["per_io"] and metric in ("lat", "clat", "slat"):
+            # exact order statistics: the smallest sample with at least q% of samples at or below it
+            pv = np.percentile(v, LOG_QS, method="inverted_cdf")
+            rows += [(job, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
+        if companion is not None:
+            checks[d] = _crosscheck(companion, meta, d, metric, v, name["job_index"])
+    if checks:
+        meta["crosscheck"] = checks
+    return summary_frame(source, rows), series
+
+
+def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str, v: np.ndarray,
+                job_index: int | None) -> dict[str, Any]:
+    """Compare the log with fio's own summary for the same job and direction."""
+    s = companion.summary
+    jobs = list(companion.meta.get("jobs", []))
+    opts = {**(companion.meta.get("global_options") or {}),
+            **(next(iter(companion.meta.get("job_options", {}).values()), {}) or {})}
+    try:
+        numjobs = int(str(opts.get("numjobs", "1")))
+    except ValueError:
+        numjobs = 1
+    if numjobs > 1 and len(jobs) < numjobs:  # fio does not echo group_reporting in job options
+        return {"compared": False,
+                "why": f"group_reporting: fio's summary aggregates {numjobs} jobs; each log is one job"}
+    if len(jobs) == 1:
+        job = jobs[0]
+    elif job_index is not None and 1 <= job_index <= len(jobs):
+        job = jobs[job_index - 1]
+    else:
+        return {"compared": False, "why": "cannot tell which fio job wrote this log"}
+    sel = s[(s["job"] == job) & (s["ddir"] == ddir)]
+    ref = dict(zip(sel["metric"].astype(str), sel["value"]))
+    out: dict[str, Any] = {"job": job, "compared": True}
+    if meta["per_io"] and "total_ios" in ref:
+        out["log_samples"] = int(len(v))
+        out["json_total_ios"] = int(ref["total_ios"])
+    if meta["per_io"] and metric in ("lat", "clat", "slat"):
+        if "total_ios" in ref:
+            out["log_samples"] = int(len(v))
+            out["json_total_ios"] = int(ref["total_ios"])
+        key = f"{metric}_mean"
+        if key in ref and ref[key]:
+            out["log_mean_ns"] = float(v.mean())
+            out["json_mean_ns"] = float(ref[key])
+            out["mean_rel_diff"] = abs(float(v.mean()) - ref[key]) / ref[key]
+    elif not meta["per_io"] and f"{metric}_mean" in ref and ref[f"{metric}_mean"]:
+        out["log_window_mean_ns"] = float(v.mean())
+        out["json_mean_ns"] = float(ref[f"{metric}_mean"])
+        out["rel_diff"] = abs(float(v.mean()) - ref[f"{metric}_mean"]) / ref[f"{metric}_mean"]
+        out["note"] = "unweighted mean of window means vs fio's per-IO mean: close, not identical"
+    elif not meta["per_io"] and metric in ("iops", "bw") and metric in ref and ref[metric]:
+        out["log_mean"] = float(v.mean())
+        out["json_value"] = float(ref[metric])
+        out["rel_diff"] = abs(float(v.mean()) - ref[metric]) / ref[metric]
+        out["note"] = "window means vs fio's whole-run figure: close, not identical"
+    return out
+
+
+def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
+                data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    full, coarse, unit_native = layout_for(ncol - 3)
+    tab = read_int_table(path, ncol, data=data)
+    source = str(path)
+    name = meta["log_name"]
+    ltype = (name["type"] or "clat_hist").replace("_hist", "")
+    companion, how = _companion(path, name["prefix"])
+    job = _job_key(name, companion)
+    scale = 1000.0 if unit_native == "µs" else 1.0
+    meta.update({"bins": ncol - 3, "bins_full": full, "hist_coarseness": coarse,
+                 "bin_unit": unit_native, "tool_version": "fio-3.x" if full == 1856 else "fio-2.x",
+                 "tool_version_from": "bin count", "intervals": int(len(tab))})
+    values = coarse_bin_values(full, coarse) * scale
+    t_s = _time_base(tab[:, 0], meta)
+    codes = tab[:, 1]
+    ddir = _ddir_labels(path, codes)
+    counts = tab[:, 3:]
+    if (counts < 0).any():
+        row = int(np.flatnonzero((counts < 0).any(axis=1))[0])
+        raise IngestError(path, "histogram bin counts must be non-negative", line=row + 1)
+    pct = interval_percentiles(counts, values, LOG_QS)
+    n = counts.sum(axis=1).astype(np.float64)
+    frames = [series_frame(source, job, ddir, f"{ltype}_p{q:g}", "ns", t_s, pct[:, j])
+              for j, q in enumerate(LOG_QS)]
+    frames.append(series_frame(source, job, ddir, f"{ltype}_samples", "count", t_s, n))
+    series = concat_tidy(frames, SERIES_COLUMNS)
+    rows = []
+    checks = {}
+    for code in np.unique(codes):
+        d = str(DDIR_NAMES[code])
+        tot = counts[codes == code].sum(axis=0)
+        if tot.sum() == 0:
+            continue
+        cum = interval_percentiles(tot[None, :], values, LOG_QS)[0]
+        rows += [(job, d, f"{ltype}_p{q:g}", float(x), "ns") for q, x in zip(LOG_QS, cum)]
+        rows.append((job, d, f"{ltype}_samples", float(tot.sum()), "count"))
+        if companion is not None:
+            ref = companion.summary
+            jobs = companion.meta.get("jobs", [])
+            jn = jobs[0] if len(jobs) == 1 else None
+            if jn is not None:
+                sel = ref[(ref["job"] == jn) & (ref["ddir"] == d)]
+                refd = dict(zip(sel["metric"].astype(str), sel["value"]))
+                diffs = {f"p{q:g}": abs(x - refd[f"{ltype}_p{q:g}"]) / refd[f"{ltype}_p{q:g}"]
+                         for q, x in zip(LOG_QS, cum) if refd.get(f"{ltype}_p{q:g}")}
+                checks[d] = {"job": jn, "hist_samples": int(tot.sum()),
+                             "json_total_ios": int(refd.get("total_ios", -1)),
+                             "percentile_rel_diff": diffs,
+                             "note": "the last partial interval may be missing from the log"}
+    if checks:
+        meta["crosscheck"] = checks
+    meta["companion_json"] = how if companion is not None else None
+    return summary_frame(source, rows), series
+
+
+def parse(path: Path, data: bytes | None = None) -> Parsed:
+    """Read a log; ``data`` is its (decompressed) content, or None to memory-map the file."""
+    path = Path(path)
+    if data is None:
+        with open(path, "rb") as f:
+            head = f.read(64 * 1024)
+    else:
+        head = data[:64 * 1024]
+    kind = sniff(head)
+    fields = first_line_fields(head)
+    if kind is None or fields is None:
+        raise IngestError(path, "expected a fio log: lines of 4-6 comma-separated integers "
+                                "(or 3 + 1856/1216 for a histogram log)", line=1)
+    meta: dict[str, Any] = {"tool": "fio", "log_name": _log_name(path),
+                            "log_type_from": "fio file naming <prefix>_<type>.<N>.log"}
+    meta["log_type"] = meta["log_name"]["type"]
+    if kind == "fio-hist-log":
+        summary, series = _parse_hist(path, len(fields), meta, data)
+    else:
+        meta["columns"] = meta.get("columns") or {4: "time_ms, value, ddir, bs",
+                                                  5: "time_ms, value, ddir, bs, prio|offset",
+                                                  6: "time_ms, value, ddir, bs, offset, prio"}[len(fields)]
+        summary, series = _parse_log(path, len(fields), meta, data)
+    return Parsed(path=str(path), kind=kind, meta=meta, summary=summary, series=series)

@@ -1,0 +1,330 @@
+"""Walk a data tree, read every benchmark output in it, and write tidy Parquet tables atomically.
+
+Any layout works.  Run context is attached from the nearest enclosing
+
+* ``run.json`` (written by ``capture/``): its keys, e.g. ``campaign, scenario, scheduler, profile,
+  repeat``, become columns;
+* ``benchmark_config.yaml`` (CBT archives ``results/<iteration>/id-<hash>/``): the benchmark's
+  parameters (``op_size``, ``iodepth``, ``mode``, ``concurrent_ops``, …) become columns, ``iteration``
+  becomes ``repeat``, and ``osd_op_queue``/``osd_mclock_profile`` (wherever they appear in the
+  file) become ``scheduler``/``profile``.
+
+Outputs: ``files.parquet`` (one row per file: path, sha256, kind, tool version, status, error),
+``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys).  Status is ``ok``,
+``partial`` (the reader marked the result incomplete), ``failed`` (``IngestError``), ``empty``
+(0 bytes, e.g. fio's slat log of a sync engine), ``unrecognised`` (no reader claims the content) or
+``context`` (run.json, benchmark_config.yaml, the manifest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, union_str_categoricals
+from .detect import detect, read
+
+KEY_COLUMNS = ["campaign", "scenario", "scheduler", "profile", "repeat", "run"]
+CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
+MANIFEST = "MANIFEST.sha256"
+CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
+              "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
+              "osd_ra", "iteration")
+_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
+
+
+@dataclass
+class IngestResult:
+    files: pd.DataFrame
+    summary: pd.DataFrame
+    series: pd.DataFrame
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _find_key(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        if key in obj and not isinstance(obj[key], (dict, list)):
+            return obj[key]
+        for v in obj.values():
+            r = _find_key(v, key)
+            if r is not None:
+                return r
+    elif isinstance(obj, list):
+        for v in obj:
+            r = _find_key(v, key)
+            if r is not None:
+                return r
+    return None
+
+
+def cbt_context(path: Path, root: Path) -> dict[str, Any]:
+    """Run keys from a CBT ``benchmark_config.yaml`` (CBT dumps ``{cluster: <benchmark config>}``)."""
+    import yaml
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        mark = getattr(e, "problem_mark", None)
+        raise IngestError(path, f"expected CBT benchmark_config.yaml: {e}",
+                          line=mark.line + 1 if mark else None) from None
+    if not isinstance(doc, dict):
+        raise IngestError(path, "expected a YAML mapping (CBT benchmark_config.yaml)", line=1)
+    bench: dict[str, Any] = {}
+    for k in ("cluster", "benchmark"):  # CBT ≥ 2017 nests under 'cluster'; older under 'benchmark'
+        if isinstance(doc.get(k), dict):
+            bench.update(doc[k])
+    if not bench:
+        bench = doc
+    ctx: dict[str, Any] = {k: bench[k] for k in CBT_PARAMS if k in bench and
+                           not isinstance(bench[k], (dict, list))}
+    if "iteration" in ctx:
+        ctx["repeat"] = ctx.pop("iteration")
+    q = _find_key(doc, "osd_op_queue")
+    if q is not None:
+        ctx["scheduler"] = q
+    prof = _find_key(doc, "osd_mclock_profile")
+    if prof is not None:
+        ctx["profile"] = prof
+    ctx["run"] = str(path.parent.relative_to(root)) if path.parent != root else "."
+    ctx["context_source"] = "cbt"
+    return ctx
+
+
+def run_json_context(path: Path, root: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise IngestError(path, f"expected a JSON object (run.json): {e}",
+                          line=getattr(e, "lineno", None)) from None
+    if not isinstance(doc, dict):
+        raise IngestError(path, "expected a JSON object (run.json)", line=1)
+    ctx = {k: v for k, v in doc.items() if not isinstance(v, (dict, list)) and v is not None}
+    ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
+    ctx["context_source"] = "run.json"
+    return ctx
+
+
+class _Contexts:
+    """Per-directory run context, inherited by sub-directories (nearest file wins per key)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.cache: dict[Path, dict[str, Any]] = {}
+        self.errors: list[tuple[Path, IngestError]] = []
+
+    def get(self, d: Path) -> dict[str, Any]:
+        if d in self.cache:
+            return self.cache[d]
+        parent = {} if d == self.root or self.root not in d.parents else self.get(d.parent)
+        ctx = dict(parent)
+        for name, fn in (("benchmark_config.yaml", cbt_context), ("run.json", run_json_context)):
+            p = d / name
+            if p.is_file():
+                try:
+                    ctx.update(fn(p, self.root))
+                except IngestError as e:
+                    self.errors.append((p, e))
+        self.cache[d] = ctx
+        return ctx
+
+
+def iter_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for fn in sorted(filenames):
+            if not fn.startswith("."):
+                yield Path(dirpath) / fn
+
+
+def load_manifest(root: Path) -> dict[str, str] | None:
+    m = root / MANIFEST
+    if not m.is_file():
+        return None
+    out = {}
+    for i, line in enumerate(m.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or len(parts[0]) != 64:
+            raise IngestError(m, "expected '<sha256>  <relative path>' (sha256sum format)", line=i)
+        out[parts[1].lstrip("*").strip()] = parts[0]
+    return out
+
+
+def write_manifest(root: Path) -> Path:
+    """(Re)write ``root/MANIFEST.sha256`` over every file below root (sha256sum -c compatible)."""
+    root = Path(root)
+    lines = [f"{sha256_file(p)}  {p.relative_to(root).as_posix()}"
+             for p in iter_files(root) if p.name != MANIFEST]
+    return atomic_write_text(root / MANIFEST, "\n".join(lines) + "\n")
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def _with_keys(df: pd.DataFrame, ctx: dict[str, Any], kind: str, rel: str,
+               columns: list[str]) -> pd.DataFrame:
+    n = len(df)
+    df = df.copy()
+    df["source"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[rel])
+    df.insert(0, "kind", pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[kind]))
+    for k, v in ctx.items():
+        if k == "context_source":
+            continue
+        df[k] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[str(v)]) \
+            if v is not None else pd.Categorical([None] * n)
+    return df
+
+
+def _concat(frames: list[pd.DataFrame], base_cols: list[str]) -> pd.DataFrame:
+    """Concatenate per-file tidy frames whose extra key columns may differ (categoricals kept)."""
+    frames = [f for f in frames if len(f)]
+    extra: list[str] = []
+    for f in frames:
+        for c in f.columns:
+            if c not in base_cols and c != "kind" and c not in extra:
+                extra.append(c)
+    keys = [k for k in KEY_COLUMNS if k in extra or True]
+    rest = [c for c in extra if c not in KEY_COLUMNS]
+    cols = ["kind"] + base_cols + keys + rest
+    if not frames:
+        from .base import empty_frame
+        out = empty_frame(base_cols)
+        out.insert(0, "kind", pd.Categorical([]))
+        for c in keys + rest:
+            out[c] = pd.Series([], dtype="string")
+        return out
+    filled = []
+    for f in frames:
+        for c in keys + rest:
+            if c not in f.columns:
+                f[c] = pd.Categorical([None] * len(f))
+        filled.append(f[cols])
+    cat_cols = ["kind"] + [c for c in base_cols if c not in ("value", "t_s")] + keys + rest
+    out = {}
+    for c in cols:
+        if c in cat_cols:
+            out[c] = union_str_categoricals([f[c] for f in filled])
+        else:
+            out[c] = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in filled])
+    df = pd.DataFrame(out)[cols]
+    for c in keys + rest:  # a key no file had: typed as strings, not float NaN
+        if len(df[c].cat.categories) == 0:
+            df[c] = df[c].astype("string")
+    return df
+
+
+def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
+    """Read every file below ``root``; never stops at a bad file (see ``IngestResult.failed``)."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise IngestError(root, "expected a directory to ingest")
+    manifest = load_manifest(root)
+    contexts = _Contexts(root)
+    paths = list(iter_files(root))
+    if progress is None:
+        progress = sys.stderr.isatty()
+    it: Any = paths
+    if progress:
+        from tqdm import tqdm
+        it = tqdm(paths, desc="ingest", unit="file")
+    file_rows: list[dict[str, Any]] = []
+    summaries: list[pd.DataFrame] = []
+    series: list[pd.DataFrame] = []
+    failed: list[tuple[str, str]] = []
+    for p in it:
+        rel = p.relative_to(root).as_posix()
+        ctx = contexts.get(p.parent)
+        row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
+                               "kind": None, "tool_version": None, "status": "ok", "error": None,
+                               "error_line": None, "partial": False, "meta_json": None}
+        row.update({k: (str(v) if v is not None else None) for k, v in ctx.items()
+                    if k != "context_source"})
+        if manifest is not None and p.name != MANIFEST:
+            want = manifest.get(rel)
+            row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
+        if p.name in CONTEXT_FILES or p.name == MANIFEST:
+            row["status"] = "context"
+            row["kind"] = p.name
+        elif row["size_bytes"] == 0:
+            row["status"] = "empty"
+        else:
+            try:
+                kind = detect(p)
+            except IngestError as e:
+                kind = None
+                row.update(status="failed", error=str(e), error_line=e.line)
+                failed.append((rel, str(e)))
+            if kind is None and row["status"] != "failed":
+                row["status"] = "unrecognised"
+            elif kind is not None:
+                try:
+                    parsed = read(p)
+                    row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
+                               partial=parsed.partial, status="partial" if parsed.partial else "ok",
+                               meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
+                    summaries.append(_with_keys(parsed.summary, ctx, parsed.kind, rel, SUMMARY_COLUMNS))
+                    series.append(_with_keys(parsed.series, ctx, parsed.kind, rel, SERIES_COLUMNS))
+                except IngestError as e:
+                    row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
+                    failed.append((rel, str(e)))
+        if row.get("manifest") == "MISMATCH":
+            msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
+            row.update(status="failed", error=msg)
+            failed.append((rel, msg))
+        file_rows.append(row)
+    for p, e in contexts.errors:
+        failed.append((p.relative_to(root).as_posix(), str(e)))
+        for row in file_rows:
+            if row["path"] == p.relative_to(root).as_posix():
+                row.update(status="failed", error=str(e), error_line=e.line)
+    if manifest is not None:
+        seen = {r["path"] for r in file_rows}
+        for rel in sorted(set(manifest) - seen):
+            msg = f"{rel}: listed in {MANIFEST} but missing"
+            failed.append((rel, msg))
+            file_rows.append({"path": rel, "status": "failed", "error": msg})
+    files = pd.DataFrame(file_rows)
+    return IngestResult(files=files, summary=_concat(summaries, SUMMARY_COLUMNS),
+                        series=_concat(series, SERIES_COLUMNS), failed=failed)
+
+
+def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
+    """Write files/summary/series Parquet: all to temp files first, then rename each into place."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = {"files": result.files, "summary": result.summary, "series": result.series}
+    tmps: dict[str, Path] = {}
+    try:
+        for name, df in tables.items():
+            tmp = out / f".{name}.parquet.tmp-{os.getpid()}"
+            df.to_parquet(tmp, index=False, compression="zstd")
+            tmps[name] = tmp
+        final = {}
+        for name, tmp in tmps.items():
+            final[name] = out / f"{name}.parquet"
+            os.replace(tmp, final[name])
+        return final
+    finally:
+        for tmp in tmps.values():
+            if tmp.exists():
+                tmp.unlink()

@@ -1,0 +1,140 @@
+"""fio lat/clat/slat/iops/bw logs and histogram logs (fio 2.17 … 3.33)."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.ingest import IngestError, read
+from conftest import FIXTURES
+
+FIO = FIXTURES / "fio"
+
+
+def test_per_io_clat_log_equals_fio_summary():
+    p = read(FIO / "randrw-4k-perio" / "perio_clat.1.log")
+    assert p.kind == "fio-log" and p.meta["per_io"] and p.meta["latency_unit_assumed"] is False
+    assert p.meta["samples"] == 1500 and len(p.series) == 1500
+    cc = p.meta["crosscheck"]
+    assert cc["read"]["log_samples"] == cc["read"]["json_total_ios"] == 900
+    assert cc["write"]["log_samples"] == cc["write"]["json_total_ios"] == 600
+    assert cc["read"]["mean_rel_diff"] < 1e-9 and cc["write"]["mean_rel_diff"] < 1e-9
+    assert p.value("clat_mean", "read") == pytest.approx(199379.362222, rel=1e-9)
+    # first line of the file: "0, 254543, 0, 4096, 0"
+    first = p.series.iloc[0]
+    assert (first["t_s"], first["value"], first["ddir"], first["metric"]) == (0.0, 254543.0, "read", "clat")
+    assert p.series["job"].iloc[0] == "perio"  # job name from the companion JSON
+
+
+def test_per_io_bw_and_iops_logs_are_checked_by_count():
+    iops = read(FIO / "randrw-4k-perio" / "perio_iops.1.log")
+    assert iops.meta["crosscheck"]["write"] == {"job": "perio", "compared": True,
+                                               "log_samples": 600, "json_total_ios": 600}
+    bw = read(FIO / "randrw-4k-perio" / "perio_bw.1.log")
+    assert bw.series["unit"].iloc[0] == "B/s"
+    assert bw.series["value"].iloc[0] == 16091 * 1024  # KiB/s in the log
+
+
+def test_windowed_logs():
+    p = read(FIO / "randread-4k-windowed" / "win_iops.1.log")
+    assert p.meta["windowed"] and not p.meta["per_io"]
+    assert p.series["t_s"].tolist()[:3] == [0.5, 1.0, 1.5]
+    assert p.meta["crosscheck"]["read"]["rel_diff"] < 0.01  # window means ≈ fio's 1999.75 IOPS
+    lat = read(FIO / "randread-4k-windowed" / "win_clat.1.log")
+    assert lat.series["value"].iloc[0] == 137063  # "500, 137063, 0, 0, 0"
+
+
+def test_six_column_logs_with_offset():
+    p = read(FIO / "randwrite-4k-2jobs-offset" / "twojobs_clat.2.log")
+    assert p.meta["columns"] == "time_ms, value, ddir, bs, offset, prio"
+    assert p.series["job"].iloc[0] == "twojobs#1"  # log .2 ↔ second job entry
+    assert p.meta["crosscheck"]["write"]["log_samples"] == 300
+
+
+def test_unix_epoch_time_and_group_reporting():
+    p = read(FIO / "write-64k-grouped-epoch" / "grp_iops.1.log")
+    assert p.meta["t0_unix_ms"] == 1795267493728  # first line of the file
+    assert p.series["t_s"].tolist()[:3] == [0.0, 0.251, 0.5]
+    assert p.meta["crosscheck"]["write"]["compared"] is False  # aggregated summary, per-job log
+
+
+def test_fio333_histogram_log_percentiles():
+    p = read(FIO / "randread-4k-windowed" / "win_clat_hist.1.log")
+    assert p.kind == "fio-hist-log"
+    assert p.meta["bins"] == 1856 and p.meta["bin_unit"] == "ns" and p.meta["intervals"] == 7
+    cc = p.meta["crosscheck"]["read"]
+    assert cc["percentile_rel_diff"]["p50"] == 0.0  # same bins as fio's own p50
+    s = p.series[p.series["metric"] == "clat_samples"]
+    assert s["value"].sum() == cc["hist_samples"]
+    assert s["t_s"].iloc[0] == 0.501  # "501, 0, 4096, …"
+
+
+def test_fio2_histogram_logs(corpus):
+    p = read(corpus / "fio_logs" / "pkb_fio-2.17_clat_hist.1.log")
+    assert p.meta["bins"] == 1216 and p.meta["bin_unit"] == "µs"
+    assert p.meta["intervals"] == 9
+    s = p.series
+    assert set(s["metric"].astype(str)) >= {"clat_p50", "clat_p99", "clat_samples"}
+    assert s["unit"][s["metric"] == "clat_p50"].iloc[0] == "ns"
+    # row 1 of the file: 1001 ms, read, 16384 B; its counts sum to the samples of the interval
+    raw = np.array((corpus / "fio_logs" / "pkb_fio-2.17_clat_hist.1.log").read_text()
+                   .splitlines()[0].split(","), dtype=np.int64)
+    first = s[(s["metric"] == "clat_samples")].iloc[0]
+    assert first["t_s"] == 1.001 and first["value"] == raw[3:].sum()
+
+
+def test_corpus_logs_without_companion_say_the_unit_was_assumed(corpus):
+    p = read(corpus / "fio_logs" / "fioplot_fio-2.18_randread-4k-qd1_clat.1.log")
+    assert p.meta["latency_unit_assumed"] is True and "assumed" in p.meta["latency_unit_source"]
+    assert p.meta["windowed"] and len(p.series) == 20
+    assert p.series["value"].iloc[0] == 13694  # as written; unit is the stated assumption
+
+
+def test_every_corpus_log(corpus):
+    logs = sorted((corpus / "fio_logs").glob("*.log"))
+    assert len(logs) == 18
+    for f in logs:
+        if f.name == "pbench_fio-3.7_perf36_fio_clat_hist.1.log":
+            # fio 3.7 wrote a wrapped unsigned count (6873726019606937632) into this log
+            with pytest.raises(IngestError) as ei:
+                read(f)
+            assert ei.value.line == 1 and "18 digits" in str(ei.value)
+            continue
+        p = read(f)
+        lines = [ln for ln in f.read_text().splitlines() if ln.strip()]
+        if p.kind == "fio-log":
+            assert len(p.series) == len(lines), f
+            assert p.series["t_s"].iloc[-1] == int(lines[-1].split(",")[0]) / 1000.0, f
+        else:
+            assert p.meta["intervals"] == len(lines), f
+
+
+def test_compressed_logs_read_the_same(tmp_path):
+    src = FIO / "randrw-4k-perio"
+    for f in src.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    gz = tmp_path / "perio_clat.1.log.gz"
+    with open(src / "perio_clat.1.log", "rb") as a, gzip.open(gz, "wb") as b:
+        b.write(a.read())
+    p, q = read(gz), read(src / "perio_clat.1.log")
+    assert p.meta["compression"] == "gzip"
+    pd.testing.assert_series_equal(p.series["value"], q.series["value"])
+    assert p.meta["crosscheck"]["read"]["log_samples"] == 900
+
+
+@pytest.mark.parametrize("text,line,what", [
+    (b"0, 1, 0, 4096, 0\n1, 2, 0, 4096, 0\n2, x3, 0, 4096, 0\n", 3, "expected an integer"),
+    (b"0, 1, 0, 4096, 0\n1, 2, 0, 4096\n", 2, "expected 5 comma-separated"),
+    (b"0, 1, 0, 4096, 0\n1, 2, 7, 4096, 0\n", 2, "data direction"),
+    (b"0, 1, 0, 4096, 0\n1, 2, 0, 4096, 0, 5\n", 2, "expected 5 comma-separated"),
+])
+def test_bad_log_lines_name_the_line(tmp_path, text, line, what):
+    f = tmp_path / "x_clat.1.log"
+    f.write_bytes(text)
+    with pytest.raises(IngestError) as ei:
+        read(f)
+    assert ei.value.line == line and what in str(ei.value)

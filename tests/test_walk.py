@@ -1,0 +1,88 @@
+"""`python -m analysis ingest`: any layout, CBT archives, run.json, manifest, bad files, atomic output."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+
+from analysis.ingest.walk import ingest, write_manifest
+from conftest import FIXTURES, ROOT
+
+CBT_YAML = """cluster:
+  benchmark: librbdfio
+  iteration: 2
+  op_size: 4096
+  iodepth: 16
+  mode: randwrite
+  ceph_conf:
+    osd:
+      osd_op_queue: mclock_scheduler
+      osd_mclock_profile: high_client_ops
+"""
+
+
+def _tree(tmp_path):
+    run = tmp_path / "results" / "00000002" / "id-1a2b3c4d"
+    run.mkdir(parents=True)
+    for f in (FIXTURES / "fio" / "randrw-4k-perio").iterdir():
+        shutil.copy(f, run / f.name)
+    (run / "benchmark_config.yaml").write_text(CBT_YAML)
+    own = tmp_path / "ceph-qos" / "c1" / "baseline" / "wpq" / "rep-01"
+    own.mkdir(parents=True)
+    shutil.copy(FIXTURES / "fio" / "randread-4k-windowed" / "randread-4k-windowed.json", own)
+    (own / "run.json").write_text('{"campaign": "c1", "scenario": "baseline", "scheduler": "wpq",'
+                                  ' "profile": null, "repeat": 1}')
+    return tmp_path
+
+
+def test_cbt_and_run_json_context(tmp_path):
+    res = ingest(_tree(tmp_path), progress=False)
+    assert res.failed == []
+    f = res.files.set_index("path")
+    assert f.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json", "kind"] == "fio-json"
+    assert f.loc["results/00000002/id-1a2b3c4d/perio_slat.1.log", "status"] == "empty"
+    assert f.loc["results/00000002/id-1a2b3c4d/benchmark_config.yaml", "status"] == "context"
+    s = res.summary
+    cbt = s[s["source"] == "results/00000002/id-1a2b3c4d/randrw-4k-perio.json"]
+    assert set(cbt["scheduler"].astype(str)) == {"mclock_scheduler"}
+    assert set(cbt["profile"].astype(str)) == {"high_client_ops"}
+    assert set(cbt["repeat"].astype(str)) == {"2"} and set(cbt["op_size"].astype(str)) == {"4096"}
+    assert set(cbt["run"].astype(str)) == {"results/00000002/id-1a2b3c4d"}
+    own = s[s["campaign"] == "c1"]
+    assert set(own["scheduler"].astype(str)) == {"wpq"} and set(own["scenario"].astype(str)) == {"baseline"}
+    # series rows carry the same keys
+    ser = res.series
+    assert set(ser["scheduler"].dropna().astype(str)) == {"mclock_scheduler"}
+
+
+def test_cli_lists_bad_files_and_exits_1(tmp_path):
+    root = _tree(tmp_path)
+    (root / "broken.json").write_text('{\n  "fio version" : "fio-3.33",\n  "jobs" : [\n')
+    (root / "notes.txt").write_text("just notes\n")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "analysis", "ingest", str(root), "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 1
+    assert "broken.json:4: malformed or truncated fio JSON" in r.stderr
+    files = pd.read_parquet(out / "files.parquet").set_index("path")
+    assert files.loc["broken.json", "status"] == "failed" and files.loc["broken.json", "error_line"] == 4
+    assert files.loc["notes.txt", "status"] == "unrecognised"
+    assert len(files.loc["broken.json", "sha256"]) == 64
+    # nothing half-written: only the three tables, no temp files
+    assert sorted(p.name for p in out.iterdir()) == ["files.parquet", "series.parquet", "summary.parquet"]
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert (summary["metric"] == "clat_mean").any()
+
+
+def test_manifest_verification(tmp_path):
+    root = _tree(tmp_path)
+    write_manifest(root)
+    assert ingest(root, progress=False).failed == []
+    target = root / "results" / "00000002" / "id-1a2b3c4d" / "perio_iops.1.log"
+    target.write_text(target.read_text().replace("0, 1, 0, 4096", "0, 1, 1, 4096", 1))
+    res = ingest(root, progress=False)
+    assert [rel for rel, _ in res.failed] == ["results/00000002/id-1a2b3c4d/perio_iops.1.log"]
+    assert "MANIFEST" in res.failed[0][1]
