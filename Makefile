@@ -14,6 +14,7 @@ all: report
 	test -x .venv/bin/python || python3 -m venv .venv
 	sed -n '/^ *- pip:/,$$p' environment.yml | sed -n 's/^ *- \([A-Za-z].*==.*\)$$/\1/p' > .venv/requirements.txt
 	.venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt
+	echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
 	touch $@
 venv: .venv/.installed
 

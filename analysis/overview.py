@@ -1,0 +1,106 @@
+"""The ingest overview: one row per file and direction with its headline numbers, for display.
+
+Display units (converted here, never stored): IOPS in 1/s, bandwidth in MiB/s, latencies in µs.
+Across several jobs of one file: IOPS and bandwidth are summed, mean latency is weighted by each
+job's IO count (unweighted when counts are absent), p99 is the worst job's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MIB = 1024 * 1024
+
+
+def _agg(g: pd.DataFrame) -> pd.Series:
+    m = g.pivot_table(index="job", columns="metric", values="value", aggfunc="first", observed=True)
+
+    def col(*names: str) -> pd.Series | None:
+        for n in names:
+            if n in m.columns and m[n].notna().any():
+                return m[n]
+        return None
+
+    out: dict[str, float] = {}
+    iops = col("iops", "iops_mean")
+    bw = col("bw", "bw_mean")
+    out["iops"] = float(iops.sum()) if iops is not None else np.nan
+    out["bw_MiB/s"] = float(bw.sum()) / MIB if bw is not None else np.nan
+    lat = col("clat_mean", "lat_mean")
+    n = col("total_ios", "clat_samples", "lat_samples", "ops_total")
+    if lat is not None:
+        w = n.reindex(lat.index) if n is not None else None
+        ok = lat.notna()
+        if w is not None and w[ok].notna().all() and w[ok].sum() > 0:
+            out["lat_mean_us"] = float(np.average(lat[ok], weights=w[ok])) / 1000
+        else:
+            out["lat_mean_us"] = float(lat[ok].mean()) / 1000
+    else:
+        out["lat_mean_us"] = np.nan
+    p99 = col("clat_p99", "lat_p99")
+    out["p99_us"] = float(p99.max()) / 1000 if p99 is not None else np.nan
+    out["jobs"] = float(len(m))
+    return pd.Series(out)
+
+
+def file_table(files: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (file, ddir): kind, tool version, status and the headline numbers."""
+    base = files[["path", "kind", "tool_version", "status"]].copy()
+    if summary.empty:
+        return base.assign(ddir=None)
+    s = summary.copy()
+    s["source"] = s["source"].astype(str)
+    s["ddir"] = s["ddir"].astype(str)
+    s["metric"] = s["metric"].astype(str)
+    s["job"] = s["job"].astype(str)
+    heads = s.groupby(["source", "ddir"], sort=True).apply(_agg, include_groups=False).reset_index()
+    out = base.merge(heads, left_on="path", right_on="source", how="left").drop(columns="source")
+    cols = ["path", "kind", "tool_version", "status", "ddir", "jobs", "iops", "bw_MiB/s",
+            "lat_mean_us", "p99_us"]
+    return out[cols].sort_values(["path", "ddir"], na_position="last").reset_index(drop=True)
+
+
+def crosscheck_table(files: pd.DataFrame) -> pd.DataFrame:
+    """Each parsed file's check against the tool's own summary, from ``files.meta_json``.
+
+    fio JSON: json+ percentiles recomputed from bins vs printed (max relative difference) and
+    total_ios vs iops × runtime; fio logs: per-IO sample count vs fio's total_ios and log mean vs
+    fio's mean; rados bench: ops_total vs the per-second table.
+    """
+    import json
+
+    rows = []
+    for _, f in files.dropna(subset=["meta_json"]).iterrows():
+        meta = json.loads(f["meta_json"])
+        check, result = None, None
+        if "percentile_check" in meta:
+            check = "json+ bins → percentiles"
+            result = f"max rel diff {meta['percentile_check']['max_rel_diff']:.2g}"
+        elif meta.get("identity_check", {}).get("n"):
+            ic = meta["identity_check"]
+            check, result = "total_ios ≈ iops × runtime", f"max dev {ic['max_abs_dev']:.2g}"
+        elif "crosscheck" in meta:
+            parts = []
+            for ddir, c in meta["crosscheck"].items():
+                if not c.get("compared", True):
+                    parts.append(f"{ddir}: not comparable ({c.get('why', '')})")
+                elif "log_samples" in c:
+                    s = f"{ddir}: {c['log_samples']}/{c['json_total_ios']} IOs"
+                    if "mean_rel_diff" in c:
+                        s += f", mean rel diff {c['mean_rel_diff']:.1g}"
+                    parts.append(s)
+                elif "rel_diff" in c:
+                    parts.append(f"{ddir}: window mean vs fio {c['rel_diff']:.1%}")
+                elif "percentile_rel_diff" in c:
+                    worst = max(c["percentile_rel_diff"].values(), default=float("nan"))
+                    parts.append(f"{ddir}: hist vs fio percentiles ≤ {worst:.1%}")
+            check, result = "log vs fio summary", "; ".join(parts) or "—"
+        elif "check_ops_total_vs_table" in meta:
+            c = meta["check_ops_total_vs_table"]
+            check = "ops_total vs table"
+            result = "ok" if c.get("ok") else f"MISMATCH {c}"
+        else:
+            check, result = "no tool summary to compare", meta.get("latency_unit_source", "")
+        rows.append({"path": f["path"], "kind": f["kind"], "check": check, "result": result})
+    return pd.DataFrame(rows, columns=["path", "kind", "check", "result"])
