@@ -262,15 +262,21 @@ def _worker_ours_rados(path: str, mode: str, res: dict) -> None:
             res["mode"] = "unavailable"
             return
     res["mode"] = mode
-    if mode == "direct":
-        from analysis.ingest import radosbench
     res["rss_start_kb"] = _rss_kb()
     t0 = time.perf_counter()
     if mode == "read":
         p = read(path)
     else:
+        # imported inside the timing, as read() imports its reader modules lazily on first use
+        from analysis.ingest import radosbench
         p = radosbench.parse(Path(path), Path(path).read_bytes())
     res["call_s"] = time.perf_counter() - t0
+    spec = importlib.util.find_spec("analysis.ingest.radosbench")
+    if spec is not None and spec.origin:
+        import hashlib
+        res["reader_file"] = {"sha256": hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()[:12],
+                              "mtime": _dt.datetime.fromtimestamp(os.path.getmtime(spec.origin))
+                              .astimezone().strftime("%H:%M:%S %Z")}
     ser, summ = p.series, p.summary
     res["kind"] = p.kind
     res["series_rows"] = int(len(ser))
@@ -368,6 +374,14 @@ def machine_info() -> dict[str, str]:
         info["load"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         info["load"] = "?"
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip() or "no commit"
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "analysis"],
+                               capture_output=True, text=True).stdout.strip()
+        info["code"] = f"git {head}" + (" + uncommitted changes under analysis/" if dirty else "")
+    except OSError:
+        info["code"] = "?"
     info["date"] = _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return info
 
@@ -412,7 +426,9 @@ def make_fio_log(workdir: Path, n_lines: int) -> dict:
 
 _ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
 _HEADER = re.compile(r"^\s*sec\s+Cur ops")
-_TS = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)(.*)$")
+#: the timestamp rados bench puts before ``min lat`` lines: "2019-11-05 15:54:07.011156" (older) or
+#: "2026-11-21T13:29:31.886787+0000" (pacific); group 1 date, 2 separator, 3 time, 4 rest of line
+_TS = re.compile(r"^(\d{4}-\d\d-\d\d)([ T])(\d\d:\d\d:\d\d\.\d{6})(.*)$")
 
 
 def _rados_structure(text: str) -> dict | None:
@@ -479,8 +495,9 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
     ts0 = None
     m = _TS.match(minlats[0])
     if m:
-        try:
-            ts0 = _dt.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f") - _dt.timedelta(seconds=20)
+        try:  # the time the first min-lat line (at sec 20) would have had at sec 0
+            ts0 = (_dt.datetime.strptime(f"{m.group(1)} {m.group(3)}", "%Y-%m-%d %H:%M:%S.%f")
+                   - _dt.timedelta(seconds=20))
         except ValueError:
             ts0 = None
     summary = list(st["summary"])
@@ -510,7 +527,8 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
             ml = minlats[(sec // 20 - 1) % len(minlats)]
             mm = _TS.match(ml)
             if ts0 is not None and mm:
-                ml = (ts0 + _dt.timedelta(seconds=sec)).strftime("%Y-%m-%d %H:%M:%S.%f") + mm.group(2)
+                ml = (ts0 + _dt.timedelta(seconds=sec)).strftime(f"%Y-%m-%d{mm.group(2)}%H:%M:%S.%f") \
+                    + mm.group(4)
             buf.append(ml + "\n")
             buf.append(st["header"] + "\n")
             nlines += 2
@@ -669,7 +687,8 @@ def ratio_rows(ours: Step, others: list[tuple[Step, str, str]]) -> list[list[str
                 continue
             if kind.startswith("speedup"):
                 r = b / a
-                vals[field] = (f"{r:.1f}× faster", r >= float(kind.split(">=")[1]))
+                vals[field] = (f"{r:.1f}× faster" if r >= 1 else f"{1 / r:.1f}× slower",
+                               r >= float(kind.split(">=")[1]))
             elif kind == "faster":
                 r = b / a
                 vals[field] = (f"{r:.2f}× faster" if r >= 1 else f"{1 / r:.2f}× slower", r > 1)
@@ -719,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"- date: {info['date']}")
         say(f"- machine: nproc {info['nproc']}, CPU {info['cpu']}, memory {info['memory']}, "
             f"kernel {info['kernel']}, load average at start {info['load']}")
-        say(f"- tools: {info['fio']}, Python {info['python']}, {info['packages']}")
+        say(f"- tools: {info['fio']}, Python {info['python']}, {info['packages']}; code: {info['code']}")
         print(f"(generating inputs in {workdir} …)", flush=True)
         t0 = time.perf_counter()
         # generated in child processes: Linux carries a process's peak RSS across execve into
@@ -776,6 +795,9 @@ def main(argv: list[str] | None = None) -> int:
         r_label = {"read": "ours: analysis.ingest.read",
                    "direct": "ours: radosbench.parse (direct; read() does not route it yet)",
                    "unavailable": "ours (rados bench reader)"}[rmode]
+        if rmode == "direct" and probe.get("reader_file"):
+            rf = probe["reader_file"]
+            r_label += f" [radosbench.py sha256 {rf['sha256']}…, mtime {rf['mtime']}]"
         r_ours = Step("ours", r_label, ["worker", "ours-rados", rpath, rmode])
         r_pd = Step("pd", "pandas.read_csv(sep=r'\\s+') on table lines only",
                     ["worker", "pandas-ws", str(rados["table"])])

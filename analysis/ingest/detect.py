@@ -15,7 +15,7 @@ from .compress import read_all, read_head
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("fio", "fio_log")  # radosbench: wired in when it lands
+_READERS = ("fio", "radosbench", "fio_log")
 KINDS = ("fio-json", "rados-bench", "fio-hist-log", "fio-log")
 
 

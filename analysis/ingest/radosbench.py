@@ -1,0 +1,1307 @@
+"""``rados bench`` output (text, ``--show-time``, and ``--format json``), Ceph 0.47 to 16.x.
+
+What the tool prints (``src/common/obj_bencher.cc``; the layout below was read from several versions
+of that file in ceph/ceph and forks of it, not guessed):
+
+* optional ``hints = 1`` (``rados.cc``, Luminous era and later);
+* write runs only: ``Maintaining C concurrent writes of B bytes [to objects of size O] for (at least |
+  up to) S seconds[ or N objects][.]`` and (0.56+) ``Object prefix: P``;
+* a table, one row per second, its column header repeated every 20 rows after a line
+  ``[<time>][ ]min lat: X max lat: Y avg lat: Z``.  Header labels are right-aligned by
+  ``setw(5) "sec" setw(8) "Cur ops" setw(10)`` ×4 then ``setw(10) "last lat"``/``"avg lat"`` (old) or
+  ``setw(12) "last lat(s)"``/``"avg lat(s)"`` (late 2016 and later).  Rows: old code streamed
+  ``setw(5) setw(8) setw(10)…`` with no separator, so a value as wide as its field runs into the previous
+  one (``0.468750.00526002``); later code writes ``setw(5) ' ' setw(7) ' ' setw(9) …`` (×4 ``setw(9)``
+  then two ``setw(9)`` or ``setw(11)``), so values are always space-separated but a value wider than its
+  field (``%g`` gives up to 11 characters, e.g. ``0.000775721``) shifts the rest of the row.  Field *end*
+  columns are the same in header and rows (5, 13, 23, 33, 43, 53, 63|65, 73|77), so rows of the header's
+  width are cut at those columns (exact even for run-together values); other rows are split on
+  whitespace; rows that are neither are split with the ``%g`` grammar (no leading/trailing zeros).
+  A row with no completion in its interval prints ``0`` for cur MB/s and ``-`` for last lat (→ NaN).
+  With ``--show-time`` every line written through ``out()`` starts with ``<localtime> `` (not the
+  summary lines after the first).
+* a summary: ``Total time run:``, ``Total writes made:``/``Total reads made:``, ``Write size:``/
+  ``Read size:``, ``Object size:``, ``Bandwidth (MB/sec):``, write: ``Stddev Bandwidth:``, ``Max/Min
+  bandwidth (MB/sec):``; later ``Average IOPS:`` (seq read printed ``Average IOPS`` without the colon
+  until after Luminous), ``Stddev/Max/Min IOPS:``; ``Average Latency[(s)]:``, write: ``Stddev
+  Latency[(s)]:``, ``Max latency[(s)]:``, ``Min latency[(s)]:``; 2012 builds print a blank line inside it.
+* after a write without ``--no-cleanup``: ``Cleaning up (deleting benchmark objects)``, ``Removed N
+  objects`` (some versions), ``Clean up completed and total clean up time :T``.
+
+Units: "MB/sec" is MiB/s — obj_bencher computes ``finished * op_size / seconds / (1024*1024)`` for the
+summary bandwidth and ``(finished - previous) * op_size / (1024*1024) / cycles`` for cur MB/s — so
+bandwidth becomes B/s by × 1048576.  Latencies are printed in seconds and become ns.  Conversions are
+exact from the printed decimal (integer mantissa × 2**20 or × 10**9, then one correctly rounded
+division by a power of ten), so ``0.000894677`` s is exactly 894677 ns.
+
+Tidy output: ``job`` is ``""``; ``ddir`` is ``write`` for write runs, ``read`` for seq/rand.  Summary
+metrics (only those printed): ``bw bw_stddev bw_max bw_min`` (B/s), ``iops iops_stddev iops_max
+iops_min`` (1/s), ``lat_mean lat_stddev lat_max lat_min`` (ns), ``total_time`` (s), ``ops_total``
+(count), ``op_size object_size`` (B; from the banner when the summary lacks them).  Series (``t_s`` =
+the ``sec`` column): ``cur_ops started finished`` (count), ``avg_bw cur_bw`` (B/s), ``last_lat
+avg_lat`` (ns).
+
+``--format json`` (same kind, ``meta["format"] = "json"``, same metric names): one object with
+``concurrent_ios object_size op_size seconds_to_run max_objects object_prefix`` (write),
+``datas: [{sec cur_ops started finished avg_bw cur_bw last_lat avg_lat}]`` and ``total_time_run
+total_writes_made|total_reads_made write_size|read_size object_size bandwidth [stddev_bandwidth
+max_bandwidth min_bandwidth] average_iops stddev_iops max_iops min_iops average_latency
+[stddev_latency] max_latency (old: "max_latency:") min_latency``, every value a string.  Quirks handled:
+``hints = 1`` before the object; write's ``stddev_iops`` is ``dump_format("%d", <double>)`` (an
+undefined value, e.g. ``"1319543728"``) — a value without a decimal point is dropped and named in
+``meta["dropped"]``; a row without completions in its second prints ``last_lat`` ``0`` where the
+text prints ``-``: it becomes NaN here too (``meta["json_no_change_rows"]``).
+
+``meta["mode"]``: ``write`` (banner or ``Total writes made``); ``seq`` when the summary has the seq-only
+``Average IOPS`` without colon; ``rand`` for a read summary with ``Average IOPS:`` in an output whose
+latency labels lack ``(s)`` (in that era only seq dropped the colon); otherwise ``read`` — seq and
+rand print identical output and the file does not say which (``meta["mode_evidence"]`` says why).
+
+``meta["check_ops_total_vs_table"]``: the status line is a snapshot taken once a second, and every
+version drains the in-flight ops before printing the summary, so the rule is ``last finished + last
+Cur ops == last started <= ops_total`` with ``ops_total - last started`` (ops started after the last
+snapshot) at most ``concurrency + max per-second increase of started × max(1, total_time - last
+sec)``.  Equality with the last ``started`` is reported as ``exact`` (true when the run ended within
+a second of its last row); it is not required (fibird: 4995339 vs 4992911 at sec 1799 of 1800.01 s).
+
+Non-table lines (messenger debug prints, ``-->`` lines, client log lines, anything unrecognised)
+are skipped and counted in ``meta["skipped_lines"]``.  A line that starts like a table row
+(optional timestamp, spaces, an integer, whitespace) must parse as one, else ``IngestError`` with
+its line number; so must a summary line's value.  ``partial`` is True for a table without a summary.
+
+Speed: table rows are parsed by a numba-compiled byte scanner (the project's ``_scan`` approach; two
+threads over newline-aligned halves of large files); Python only sees the few non-table lines.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from .base import (IngestError, Parsed, SERIES_COLUMNS, empty_frame, line_of_offset,
+                   summary_frame)
+
+KIND = "rados-bench"
+TOOL = "rados bench"
+
+MIB = 1048576
+NS = 10 ** 9
+
+#: series metrics in table column order (after ``sec``) and their units
+SERIES_METRICS = (("cur_ops", "count"), ("started", "count"), ("finished", "count"),
+                  ("avg_bw", "B/s"), ("cur_bw", "B/s"), ("last_lat", "ns"), ("avg_lat", "ns"))
+COLUMN_NAMES = ("sec", "Cur ops", "started", "finished", "avg MB/s", "cur MB/s", "last lat",
+                "avg lat")
+
+# ------------------------------------------------------------------------------------------ patterns
+_TS = (r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"
+       r"(?:Z|[+-]\d\d:?\d\d|[A-Za-z][A-Za-z ]*?[A-Za-z])?")
+_TS_OPT = rf"(?:(?P<ts>{_TS})\s*)?"
+_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)"
+
+RE_HEADER = re.compile(
+    r"^(?P<prefix>.*?)(?P<c0>\s*sec)(?P<c1>\s+Cur ops)(?P<c2>\s+started)(?P<c3>\s+finished)"
+    r"(?P<c4>\s+avg MB/s)(?P<c5>\s+cur MB/s)(?P<c6>\s+last lat(?P<s1>\(s\))?)"
+    r"(?P<c7>\s+avg lat(?P<s2>\(s\))?)\s*$")
+RE_HINTS = re.compile(rf"^{_TS_OPT}hints = (?P<v>\d+)\s*$")
+RE_BANNER = re.compile(
+    rf"^{_TS_OPT}Maintaining (?P<conc>\d+) concurrent writes of (?P<op>\d+) bytes"
+    r"(?: to objects of size (?P<obj>\d+))? for (?P<how>up to|at least) (?P<secs>\d+) seconds"
+    r"(?: or (?P<maxobj>\d+) objects)?(?P<dot>\.)?\s*$")
+RE_PREFIX = re.compile(rf"^{_TS_OPT}Object prefix: (?P<v>\S+)\s*$")
+RE_MINLAT = re.compile(rf"^{_TS_OPT}min lat: (?P<min>\S+) max lat: (?P<max>\S+) "
+                       r"avg lat: (?P<avg>\S+)\s*$")
+RE_CLEAN_START = re.compile(rf"^{_TS_OPT}Cleaning up \(deleting benchmark objects\)\s*$")
+RE_REMOVED = re.compile(rf"^{_TS_OPT}Removed (?P<v>\d+) objects?\s*$")
+RE_CLEAN_DONE = re.compile(rf"^{_TS_OPT}Clean up completed and total clean up time ?:\s*"
+                           r"(?P<v>\S+)\s*$")
+RE_SLOW_CLEAN = re.compile(rf"^{_TS_OPT}Warning: using slow linear search\s*$")
+_SUMMARY_KEYS = {
+    # printed label → (metric, unit kind); unit kind: s, count, B, mibs, iops, lat
+    "Total time run": ("total_time", "s"),
+    "Total writes made": ("ops_total", "count"),
+    "Total reads made": ("ops_total", "count"),
+    "Write size": ("op_size", "B"),
+    "Read size": ("op_size", "B"),
+    "Object size": ("object_size", "B"),
+    "Bandwidth (MB/sec)": ("bw", "mibs"),
+    "Stddev Bandwidth": ("bw_stddev", "mibs"),
+    "Max bandwidth (MB/sec)": ("bw_max", "mibs"),
+    "Min bandwidth (MB/sec)": ("bw_min", "mibs"),
+    "Average IOPS": ("iops", "iops"),
+    "Stddev IOPS": ("iops_stddev", "iops"),
+    "Max IOPS": ("iops_max", "iops"),
+    "Min IOPS": ("iops_min", "iops"),
+    "Average Latency": ("lat_mean", "lat"),
+    "Stddev Latency": ("lat_stddev", "lat"),
+    "Max latency": ("lat_max", "lat"),
+    "Min latency": ("lat_min", "lat"),
+}
+RE_SUMMARY = re.compile(
+    rf"^{_TS_OPT}(?P<key>Total time run|Total writes made|Total reads made|Write size|Read size|"
+    r"Object size|Bandwidth \(MB/sec\)|Stddev Bandwidth|Max bandwidth \(MB/sec\)|"
+    r"Min bandwidth \(MB/sec\)|Average IOPS|Stddev IOPS|Max IOPS|Min IOPS|"
+    r"Average Latency|Stddev Latency|Max latency|Min latency)(?P<s>\(s\))?(?P<colon>:?)"
+    r"(?:[ \t]+(?P<v>\S+)|(?P<empty>))[ \t]*$")
+#: a line that starts like a table row: optional timestamp, spaces, an integer, whitespace
+RE_ROWLIKE = re.compile(rf"^(?:{_TS}\s)?\s*\d+(?:\s|$)")
+RE_ROW_TS = re.compile(rf"^(?P<ts>{_TS})(?=\s)")
+#: one ``%g`` value as obj_bencher prints it (no leading zeros, no trailing fraction zeros): used
+#: only to split run-together values in rows that are neither of the header's width nor whitespace
+#: separated
+RE_GNUM = re.compile(r"-(?!\d)|(?:0|[1-9]\d*)(?:\.\d*[1-9])?(?:e[-+]\d+)?")
+
+_UNIT = {"s": "s", "count": "count", "B": "B", "mibs": "B/s", "iops": "1/s", "lat": "ns"}
+
+P10 = np.array([10.0 ** k for k in range(23)])
+
+# ------------------------------------------------------------------------------------ numba kernel
+K_OTHER, K_BADROW = 3, 4
+E_NONE, E_CHAR, E_COLS, E_LONG, E_INT, E_DASH = 0, 1, 2, 3, 4, 5
+_ERR_TEXT = {
+    E_CHAR: "a number",
+    E_COLS: "8 columns (sec, Cur ops, started, finished, avg MB/s, cur MB/s, last lat, avg lat)",
+    E_LONG: "a number of at most 18 digits",
+    E_INT: "an integer (sec, Cur ops, started and finished are counts)",
+    E_DASH: "a number ('-' only in the last lat column)",
+}
+
+
+@njit(cache=True, inline="always")
+def _is_ws(c):
+    return c == 32 or c == 9 or c == 13
+
+
+@njit(cache=True)
+def _scaled(m, x, mult):
+    """m * mult * 10**x, exact integer product then one correctly rounded power-of-ten step."""
+    if m < 8589934592:  # 2**33: m * mult (mult <= 2**20) stays below 2**53
+        v = float(m * mult)
+    else:
+        v = float(m) * mult
+    if x >= 0:
+        if x <= 22:
+            return v * P10[x]
+        return v * 10.0 ** x
+    if x >= -22:
+        return v / P10[-x]
+    return v / 10.0 ** (-x)
+
+
+@njit(cache=True)
+def _num(buf, i, b):
+    """Parse one number starting at buf[i] (i < b).  Returns (err, end, m, x, special).
+
+    special: 0 number (value m * 10**x), 1 ``-``, 2 nan, 3 inf.  ``end`` is the first byte after it.
+    """
+    c = buf[i]
+    # '-' alone (no-change rows), [-]nan, inf
+    if c == 45 and (i + 1 == b or _is_ws(buf[i + 1])):
+        return E_NONE, i + 1, 0, 0, 1
+    j = i
+    if c == 45 or c == 43:
+        j += 1
+    if j + 3 <= b:
+        c0 = buf[j] | 32
+        c1 = buf[j + 1] | 32
+        c2 = buf[j + 2] | 32
+        if c0 == 110 and c1 == 97 and c2 == 110:  # nan
+            return E_NONE, j + 3, 0, 0, 2
+        if c0 == 105 and c1 == 110 and c2 == 102:  # inf
+            return E_NONE, j + 3, 0, 0, 3
+    neg = c == 45
+    m = 0
+    nd = 0
+    sig = 0
+    fd = 0
+    dot = False
+    while j < b:
+        c = buf[j]
+        if 48 <= c <= 57:
+            nd += 1
+            if sig > 0 or c != 48:
+                sig += 1
+                if sig > 18:
+                    return E_LONG, j, 0, 0, 0
+                m = m * 10 + (c - 48)
+            if dot:
+                fd += 1
+        elif c == 46 and not dot:
+            dot = True
+        else:
+            break
+        j += 1
+    if nd == 0:
+        return E_CHAR, j, 0, 0, 0
+    x = -fd
+    if j < b and (buf[j] == 101 or buf[j] == 69):  # exponent
+        k = j + 1
+        eneg = False
+        if k < b and (buf[k] == 45 or buf[k] == 43):
+            eneg = buf[k] == 45
+            k += 1
+        e = 0
+        ne = 0
+        while k < b and 48 <= buf[k] <= 57:
+            e = e * 10 + (buf[k] - 48)
+            ne += 1
+            k += 1
+            if ne > 4:
+                return E_LONG, k, 0, 0, 0
+        if ne == 0:
+            return E_CHAR, k, 0, 0, 0
+        x += -e if eneg else e
+        j = k
+    if neg:
+        m = -m
+    return E_NONE, j, m, x, 0
+
+
+@njit(cache=True)
+def _store(out, r, k, err, m, x, special):
+    """Put field k of row r (out is column-major: out[k, r]) in canonical units; returns an error
+    code."""
+    if err != E_NONE:
+        return err
+    if special == 1:
+        if k != 6:
+            return E_DASH
+        out[k, r] = np.nan
+        return E_NONE
+    if special >= 2:
+        if k < 4:
+            return E_INT
+        out[k, r] = np.nan if special == 2 else np.inf
+        return E_NONE
+    if k < 4:
+        if x != 0 or m < 0:
+            return E_INT
+        out[k, r] = float(m)
+    elif k < 6:
+        out[k, r] = _scaled(m, x, 1048576)
+    else:
+        out[k, r] = _scaled(m, x + 9, 1)
+    return E_NONE
+
+
+@njit(cache=True)
+def _fixed_row(buf, s, ends, out, r):
+    """Fast path for a row of exactly the header's width starting at buf[s]: each field right-aligned
+    in [previous end, end), plain decimals only (``-`` allowed in last lat).  Returns success; on
+    failure the general parser (_row) decides."""
+    a = s
+    for k in range(8):
+        b = s + ends[k]
+        i = a
+        while i < b and buf[i] == 32:
+            i += 1
+        if i == b:
+            return False
+        m = 0
+        fd = 0
+        nd = 0
+        dot = False
+        if k == 6 and buf[i] == 45 and i + 1 == b:
+            out[6, r] = np.nan
+            a = b
+            continue
+        while i < b:
+            c = buf[i]
+            if 48 <= c <= 57:
+                m = m * 10 + (c - 48)
+                nd += 1
+                fd += dot
+            elif c == 46 and not dot and k >= 4:
+                dot = True
+            else:
+                return False
+            i += 1
+        if nd == 0 or nd > 15:
+            return False
+        if k < 4:
+            out[k, r] = float(m)
+        elif k < 6:
+            out[k, r] = float(m * 1048576) / P10[fd]
+        elif fd <= 9:
+            out[k, r] = float(m) * P10[9 - fd]
+        else:
+            out[k, r] = float(m) / P10[fd - 9]
+        a = b
+    return True
+
+
+@njit(cache=True)
+def _row(buf, s, e, ends, out, r):
+    """Parse the row text buf[s:e] into out[r]; returns (error code, byte offset of the error)."""
+    width = e - s
+    nf = ends.shape[0]
+    if nf == 8 and width == ends[7]:
+        # the header's width: cut at the header's field end columns (exact even for run-together
+        # values, since no field overflowed)
+        ok = True
+        a = s
+        for k in range(8):
+            b = s + ends[k]
+            i = a
+            while i < b and _is_ws(buf[i]):
+                i += 1
+            if i == b:
+                ok = False
+                break
+            err, j, m, x, sp = _num(buf, i, b)
+            if err != E_NONE or j != b:
+                ok = False
+                break
+            if _store(out, r, k, err, m, x, sp) != E_NONE:
+                ok = False
+                break
+            a = b
+        if ok:
+            return E_NONE, -1
+    # whitespace-separated tokens
+    i = s
+    k = 0
+    while True:
+        while i < e and _is_ws(buf[i]):
+            i += 1
+        if i >= e:
+            break
+        if k == 8:
+            return E_COLS, i
+        err, j, m, x, sp = _num(buf, i, e)
+        if err == E_NONE and j < e and not _is_ws(buf[j]):
+            err = E_CHAR
+        if err != E_NONE:
+            return err, j
+        err = _store(out, r, k, err, m, x, sp)
+        if err != E_NONE:
+            return err, i
+        k += 1
+        i = j
+    if k != 8:
+        return E_COLS, e
+    return E_NONE, -1
+
+
+@njit(nogil=True, cache=True)
+def _scan(buf, lo, hi, P, tmpl, ml_off, ends, out, rowline, hdrline, mlline, other):
+    """Scan lines of buf[lo:hi] (hi is a line end) until done or an output array is full.
+
+    Returns (pos, lines, rows, headers, minlat, others): ``pos`` is where scanning stopped (== hi when
+    done).  ``tmpl`` is the header text after its timestamp prefix of ``P`` bytes (empty: no header
+    known).  other[i] = (start, end, local line, kind, error code, error offset).
+    """
+    nr = 0
+    nh = 0
+    nm = 0
+    no = 0
+    line = 0
+    pos = lo
+    T = tmpl.shape[0]
+    W = ends[7] if ends.shape[0] == 8 else -1
+    L = P + W  # a standard row line, timestamp prefix included
+    cap = out.shape[1]
+    while pos < hi:
+        if nr == cap or nh == hdrline.shape[0] or nm == mlline.shape[0] \
+                or no == other.shape[0]:
+            break
+        # fast path: a line of the standard row length (O(1) check of its end), parsed in place
+        if W > 0 and pos + L <= hi:
+            q = pos + L
+            if (q == hi or buf[q] == 10) and (P == 0 or buf[pos + P - 1] == 32) \
+                    and 48 <= buf[pos + L - 1] <= 57:
+                if _fixed_row(buf, pos + P, ends, out, nr):
+                    rowline[nr] = line
+                    nr += 1
+                    pos = q + 1
+                    line += 1
+                    continue
+        e = pos
+        while e < hi and buf[e] != 10:
+            e += 1
+        nxt = e + 1
+        le = e
+        if le > pos and buf[le - 1] == 13:
+            le -= 1
+        # skip a --show-time prefix of the header's length when the line has one
+        s = pos
+        if P > 0 and le - pos > P and buf[pos + P - 1] == 32 and 48 <= buf[pos] <= 57 \
+                and buf[pos + 4] == 45:
+            s = pos + P
+        # header?
+        if T > 0 and le - s == T:
+            same = True
+            for t in range(T):
+                if buf[s + t] != tmpl[t]:
+                    same = False
+                    break
+            if same:
+                hdrline[nh] = line
+                nh += 1
+                pos = nxt
+                line += 1
+                continue
+        # row-like: spaces, digits, then whitespace or end
+        i = s
+        while i < le and _is_ws(buf[i]):
+            i += 1
+        j = i
+        while j < le and 48 <= buf[j] <= 57:
+            j += 1
+        if j > i and (j == le or _is_ws(buf[j])):
+            err, where = _row(buf, s, le, ends, out, nr)
+            if err == E_NONE:
+                rowline[nr] = line
+                nr += 1
+            else:
+                other[no, 0] = pos
+                other[no, 1] = le
+                other[no, 2] = line
+                other[no, 3] = K_BADROW
+                other[no, 4] = err
+                other[no, 5] = where
+                no += 1
+            pos = nxt
+            line += 1
+            continue
+        # periodic "min lat:" line at the usual offset
+        if ml_off >= 0 and le - pos >= ml_off + 8:
+            q = pos + ml_off
+            if buf[q] == 109 and buf[q + 1] == 105 and buf[q + 2] == 110 and buf[q + 3] == 32 \
+                    and buf[q + 4] == 108 and buf[q + 5] == 97 and buf[q + 6] == 116 \
+                    and buf[q + 7] == 58:
+                mlline[nm] = line
+                nm += 1
+                pos = nxt
+                line += 1
+                continue
+        other[no, 0] = pos
+        other[no, 1] = le
+        other[no, 2] = line
+        other[no, 3] = K_OTHER
+        other[no, 4] = 0
+        other[no, 5] = -1
+        no += 1
+        pos = nxt
+        line += 1
+    return pos, line, nr, nh, nm, no
+
+
+def _scan_range(buf: np.ndarray, lo: int, hi: int, P: int, tmpl: np.ndarray, ml_off: int,
+                ends: np.ndarray) -> dict[str, Any]:
+    """Run the kernel over buf[lo:hi], growing the outputs as needed (line numbers are local)."""
+    est = max(64, (hi - lo) // 70 + 64)
+    out = np.empty((8, est), np.float64)
+    rowline = np.empty(est, np.int64)
+    hdr = np.empty(est // 16 + 16, np.int64)
+    ml = np.empty(est // 16 + 16, np.int64)
+    other = np.empty((1024, 6), np.int64)
+    parts: dict[str, list] = {"out": [], "rowline": [], "hdr": [], "ml": [], "other": []}
+    pos, line0 = lo, 0
+    while True:
+        pos2, nl, nr, nh, nm, no = _scan(buf, pos, hi, P, tmpl, ml_off, ends, out, rowline, hdr,
+                                         ml, other)
+        parts["out"].append(out[:, :nr].copy() if pos2 < hi else out[:, :nr])
+        parts["rowline"].append(rowline[:nr] + line0)
+        parts["hdr"].append(hdr[:nh] + line0)
+        parts["ml"].append(ml[:nm] + line0)
+        o = other[:no].copy()
+        o[:, 2] += line0
+        parts["other"].append(o)
+        line0 += nl
+        if pos2 >= hi:
+            break
+        pos = pos2
+        # grow whichever array filled up
+        if nr == out.shape[1]:
+            out = np.empty((8, out.shape[1] * 2), np.float64)
+            rowline = np.empty(out.shape[1], np.int64)
+        if nh == hdr.shape[0]:
+            hdr = np.empty(hdr.shape[0] * 2, np.int64)
+        if nm == ml.shape[0]:
+            ml = np.empty(ml.shape[0] * 2, np.int64)
+        if no == other.shape[0]:
+            other = np.empty((other.shape[0] * 4, 6), np.int64)
+    res: dict[str, Any] = {k: (np.concatenate(v, axis=-1 if k == "out" else 0) if len(v) > 1
+                               else v[0]) for k, v in parts.items()}
+    res["lines"] = line0
+    return res
+
+
+def _scan_all(buf: np.ndarray, P: int, tmpl: np.ndarray, ml_off: int,
+              ends: np.ndarray) -> dict[str, Any]:
+    """The kernel over the whole buffer: two threads over newline-aligned halves of big inputs."""
+    n = len(buf)
+    bounds = [0]
+    nthreads = 2 if n > (8 << 20) else 1
+    if nthreads > 1:
+        mid = n // 2
+        nlpos = np.flatnonzero(buf[mid:min(n, mid + (1 << 20))] == 10)
+        if len(nlpos):
+            bounds.append(mid + int(nlpos[0]) + 1)
+    bounds.append(n)
+    ranges = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    if len(ranges) == 1:
+        results = [_scan_range(buf, ranges[0][0], ranges[0][1], P, tmpl, ml_off, ends)]
+    else:
+        with ThreadPoolExecutor(len(ranges)) as ex:
+            results = list(ex.map(lambda r: _scan_range(buf, r[0], r[1], P, tmpl, ml_off, ends),
+                                  ranges))
+    base = 0
+    merged: dict[str, list] = {"out": [], "rowline": [], "hdr": [], "ml": [], "other": []}
+    for res in results:
+        merged["out"].append(res["out"])
+        merged["rowline"].append(res["rowline"] + base)
+        merged["hdr"].append(res["hdr"] + base)
+        merged["ml"].append(res["ml"] + base)
+        o = res["other"]
+        if base:
+            o = o.copy()
+            o[:, 2] += base
+        merged["other"].append(o)
+        base += res["lines"]
+    # "out" stays a list of (8, n) column-major blocks: the frame builder copies each value once
+    out: dict[str, Any] = {k: (np.concatenate(v) if len(v) > 1 else v[0])
+                           for k, v in merged.items() if k != "out"}
+    out["out"] = merged["out"]
+    out["lines"] = base
+    return out
+
+
+# ------------------------------------------------------------------------------------- detection
+_SNIFF = (
+    re.compile(rb"Maintaining \d+ concurrent writes of \d+ bytes"),
+    re.compile(rb"sec\s+Cur ops\s+started\s+finished\s+avg MB/s\s+cur MB/s\s+last lat"),
+    re.compile(rb"Total time run:[ \t]*[\d.]+\s*\n\s*Total (?:writes|reads) made:"),
+    re.compile(rb'"(?:datas|total_(?:writes|reads)_made|concurrent_ios)"\s*:'),
+)
+
+
+def sniff(head: bytes) -> bool:
+    """True when ``head`` (the first 64 KiB) looks like ``rados bench`` output (text or JSON)."""
+    if not head or b"fio version" in head or b"\x00" in head[:4096]:
+        return False
+    if any(p.search(head) for p in _SNIFF[:3]):
+        return True
+    if _SNIFF[3].search(head):
+        # JSON: require rados bench's own table/summary keys, not just any JSON
+        return (b'"cur_ops"' in head or b'"total_time_run"' in head
+                or b'"concurrent_ios"' in head and b'"object_prefix"' in head)
+    return False
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def _dec(text: str) -> Decimal:
+    """A printed number as an exact Decimal (``-``/nan → NaN); raises ValueError."""
+    t = text.strip()
+    if not re.fullmatch(_NUM, t, flags=re.IGNORECASE):
+        raise ValueError(t)
+    try:
+        d = Decimal(t)
+    except InvalidOperation:
+        raise ValueError(t) from None
+    return d
+
+
+def _conv(d: Decimal, kind: str) -> float:
+    """Exact conversion of a printed value to the canonical unit (one rounding)."""
+    if d.is_nan():
+        return math.nan
+    if d.is_infinite():
+        return float(d)
+    if kind == "mibs":
+        return float(d * MIB)
+    if kind == "lat":
+        return float(d.scaleb(9))
+    return float(d)
+
+
+def _err(path, msg: str, line: int | None = None) -> IngestError:
+    return IngestError(path, msg, line=line)
+
+
+def _strip_ts(text: str) -> tuple[str | None, str]:
+    m = RE_ROW_TS.match(text)
+    if m:
+        return m.group("ts"), text[m.end():]
+    return None, text
+
+
+def _slow_row(text: str, ends: list[int] | None) -> list[Decimal] | None:
+    """Python fallback for one row: timestamp prefix of another length, run-together values in a
+    row wider than the header.  Returns 8 Decimals (NaN for '-') or None."""
+    _, body = _strip_ts(text)
+    body = body.rstrip()
+    toks = body.split()
+    if len(toks) != 8 and ends is not None and len(body) == ends[-1]:
+        toks = [body[a:b] for a, b in zip([0] + ends[:-1], ends)]
+    if len(toks) != 8:
+        # run-together values: split each token with the %g grammar
+        toks2: list[str] = []
+        for t in toks:
+            parts = RE_GNUM.findall(t)
+            if "".join(parts) != t:
+                return None
+            toks2.extend(parts)
+        toks = toks2
+    if len(toks) != 8:
+        return None
+    vals = []
+    for k, t in enumerate(toks):
+        t = t.strip()
+        if t == "-" and k == 6:
+            vals.append(Decimal("NaN"))
+            continue
+        try:
+            d = _dec(t)
+        except ValueError:
+            return None
+        if k < 4 and (d.is_nan() or d != d.to_integral_value() or d < 0 or "." in t
+                      or "e" in t.lower()):
+            return None
+        vals.append(d)
+    return vals
+
+
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", errors="replace")
+
+
+# ------------------------------------------------------------------------------------------- parse
+def parse(path: str | Path, data: bytes | None) -> Parsed:
+    """Parse one ``rados bench`` stdout (text or ``--format json``).  Raises ``IngestError``."""
+    path = Path(path)
+    if data is None:
+        data = path.read_bytes()
+    data = bytes(data) if not isinstance(data, bytes) else data
+    if re.search(rb"\S", data[:1 << 16]) is None and re.search(rb"\S", data) is None:
+        raise _err(path, "empty file: expected rados bench output (a table or a summary)", 1)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise IngestError(path, "binary data (NUL byte): expected rados bench text output",
+                          line=line_of_offset(data, nul))
+    # JSON?  optional "hints = N" lines, then '{'
+    head = data.lstrip()
+    while head.startswith(b"hints"):
+        nl = head.find(b"\n")
+        if nl < 0:
+            break
+        head = head[nl + 1:].lstrip()
+    if head.startswith(b"{"):
+        return _parse_json(path, data)
+    return _parse_text(path, data)
+
+
+# ------------------------------------------------------------------------------------------- text
+def _find_header(data: bytes) -> tuple[int, re.Match | None]:
+    """(byte offset of the first valid column header line, its match)."""
+    pos = 0
+    for _ in range(1000):
+        i = data.find(b"Cur ops", pos)
+        if i < 0:
+            return -1, None
+        ls = data.rfind(b"\n", 0, i) + 1
+        le = data.find(b"\n", i)
+        le = len(data) if le < 0 else le
+        line = _decode(data[ls:le]).rstrip("\r")
+        m = RE_HEADER.match(line)
+        if m and (not m.group("prefix").strip() or re.fullmatch(_TS, m.group("prefix").strip())):
+            return ls, m
+        pos = le
+    return -1, None
+
+
+def _parse_text(path: Path, data: bytes) -> Parsed:
+    buf = np.frombuffer(data, np.uint8)
+    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "text"}
+
+    hpos, hm = _find_header(data)
+    if hm is not None:
+        ptrim = hm.group("prefix").rstrip()
+        # --show-time: every table line starts with "<timestamp> " (P bytes), then the row
+        P = len(ptrim) + 1 if ptrim else 0
+        hline = hm.string
+        ends_abs = [hm.end(f"c{k}") for k in range(8)]
+        ends = np.array([e - P for e in ends_abs], np.int64)
+        tmpl = np.frombuffer(hline[P:].encode("latin-1", errors="replace"), np.uint8).copy()
+        s_variant = bool(hm.group("s1"))
+        header_variant = {
+            "labels": "last lat(s)  avg lat(s)" if s_variant else "last lat   avg lat",
+            "field_end_columns": [int(x) for x in ends],
+            "indent": len(hm.group("c0")) - 3 - (1 if ptrim else 0),
+            "timestamp_prefix": bool(ptrim),
+        }
+    else:
+        P = 0
+        ends = np.zeros(0, np.int64)
+        tmpl = np.zeros(0, np.uint8)
+        s_variant = False
+        header_variant = None
+
+    ml_first = data.find(b"min lat: ")
+    ml_off = -1
+    if ml_first >= 0:
+        ml_off = ml_first - (data.rfind(b"\n", 0, ml_first) + 1)
+
+    res = _scan_all(buf, P, tmpl, ml_off, ends)
+    blocks, rowline = [b for b in res["out"] if b.shape[1]], res["rowline"]
+    hdr_lines = res["hdr"].tolist()
+    ml_count = len(res["ml"])
+    nlines = res["lines"]
+
+    # ----------------------------------------------------------------------- non-table lines
+    summary: dict[str, tuple[Decimal, str, int]] = {}
+    summary_start: int | None = None
+    summary_labels_s: bool | None = None
+    iops_no_colon = False
+    banner = None
+    extra_rows: list[tuple[int, list[Decimal]]] = []
+    extra_hdr: list[int] = []
+    skipped: list[int] = []
+    cleanup: dict[str, Any] = {}
+    hints = None
+    object_prefix = None
+    first_ts = None
+    last_minlat = None
+    ends_list = [int(x) for x in ends] if len(ends) else None
+
+    for start, end, ln, kind, ecode, eoff in res["other"].tolist():
+        lineno = ln + 1
+        text = _decode(data[start:end])
+        if kind == K_BADROW:
+            row = _slow_row(text, ends_list)
+            if row is None:
+                col = (eoff - start + 1) if eoff >= 0 else None
+                where = f" (column {col})" if col else ""
+                raise _err(path, f"bad table row{where}: expected {_ERR_TEXT.get(ecode, 'a row')}",
+                           lineno)
+            extra_rows.append((ln, row))
+            continue
+        m = RE_SUMMARY.match(text)
+        if m:
+            key = m.group("key")
+            if key == "Total time run":
+                if summary_start is not None:
+                    raise _err(path, "a second summary ('Total time run:'): expected one rados "
+                                     "bench run per file", lineno)
+                summary_start = ln
+            v = m.group("v")
+            if v is None:
+                raise _err(path, f"summary line '{key}': expected a value", lineno)
+            try:
+                d = _dec(v)
+            except ValueError:
+                raise _err(path, f"summary line '{key}': expected a number, got {v[:40]!r}",
+                           lineno) from None
+            if d.is_nan() or d.is_infinite() or d < 0:
+                raise _err(path, f"summary line '{key}': expected a non-negative number, "
+                                 f"got {v[:40]!r}", lineno)
+            metric, ukind = _SUMMARY_KEYS[key]
+            if metric in summary and summary[metric][1] != key:
+                raise _err(path, f"summary line '{key}': both '{summary[metric][1]}' and '{key}' "
+                                 "printed", lineno)
+            if metric in summary:
+                raise _err(path, f"summary line '{key}' printed twice", lineno)
+            summary[metric] = (d, key, ln)
+            if key == "Average IOPS" and not m.group("colon"):
+                iops_no_colon = True
+            if key.split()[-1] in ("Latency", "latency"):
+                summary_labels_s = bool(m.group("s"))
+            if m.group("ts") and first_ts is None:
+                first_ts = m.group("ts")
+            continue
+        m = RE_MINLAT.match(text)
+        if m:
+            ml_count += 1
+            last_minlat = (ln, m)
+            continue
+        m = RE_HEADER.match(text)
+        if m:
+            extra_hdr.append(ln)
+            continue
+        m = RE_BANNER.match(text)
+        if m:
+            if banner is not None:
+                raise _err(path, "a second 'Maintaining … concurrent writes' banner: expected one "
+                                 "rados bench run per file", lineno)
+            banner = (ln, m)
+            if m.group("ts") and first_ts is None:
+                first_ts = m.group("ts")
+            continue
+        m = RE_PREFIX.match(text)
+        if m:
+            object_prefix = m.group("v")
+            continue
+        m = RE_HINTS.match(text)
+        if m:
+            hints = int(m.group("v"))
+            continue
+        if RE_CLEAN_START.match(text):
+            cleanup["started"] = True
+            continue
+        m = RE_REMOVED.match(text)
+        if m:
+            cleanup["removed_objects"] = int(m.group("v"))
+            continue
+        m = RE_CLEAN_DONE.match(text)
+        if m:
+            try:
+                cleanup["cleanup_time_s"] = float(_dec(m.group("v")))
+            except ValueError:
+                raise _err(path, "'Clean up completed' line: expected a time in seconds",
+                           lineno) from None
+            continue
+        if RE_SLOW_CLEAN.match(text):
+            cleanup["slow_linear_search"] = True
+            continue
+        if text.strip():
+            skipped.append(lineno)
+
+    # --------------------------------------------------------------------------- table rows
+    if extra_rows:
+        # rows the kernel left to the Python fallback (rare): merge them in line order
+        xl = np.array([r[0] for r in extra_rows], np.int64)
+        xv = np.empty((8, len(extra_rows)))
+        for i, (_, row) in enumerate(extra_rows):
+            for k, d in enumerate(row):
+                xv[k, i] = _conv(d, "count" if k < 4 else ("mibs" if k < 6 else "lat"))
+        rowline = np.concatenate([rowline, xl])
+        order = np.argsort(rowline, kind="stable")
+        rowline = rowline[order]
+        blocks = [np.concatenate(blocks + [xv], axis=1)[:, order]]
+    nrows = len(rowline)
+    all_hdr = sorted(hdr_lines + extra_hdr)
+    if nrows:
+        first_hdr = all_hdr[0] if all_hdr else None
+        if first_hdr is None or rowline[0] < first_hdr:
+            raise _err(path, "table row before the column header ('sec Cur ops started …'): "
+                             "expected the header first", int(rowline[0]) + 1)
+        if summary_start is not None and rowline[-1] > summary_start:
+            bad = int(rowline[rowline > summary_start][0]) + 1
+            raise _err(path, "table row after the summary: expected one rados bench run per file",
+                       bad)
+    if not nrows and not summary:
+        raise _err(path, "no rados bench table rows or summary found: expected a table under "
+                         "'sec Cur ops started finished avg MB/s cur MB/s last lat avg lat' or a "
+                         "'Total time run:' summary", max(1, nlines))
+
+    # ----------------------------------------------------------------------------------- meta
+    mode, mode_evidence = _mode(banner, summary, iops_no_colon, summary_labels_s, s_variant,
+                                hints, data)
+    ddir = {"write": "write", "seq": "read", "rand": "read", "read": "read"}.get(mode, "")
+    meta["mode"] = mode
+    meta["mode_evidence"] = mode_evidence
+    concurrency = op_size = object_size = duration = max_objects = None
+    if banner is not None:
+        bm = banner[1]
+        concurrency = int(bm.group("conc"))
+        op_size = int(bm.group("op"))
+        object_size = int(bm.group("obj")) if bm.group("obj") else None
+        duration = int(bm.group("secs"))
+        max_objects = int(bm.group("maxobj")) if bm.group("maxobj") else None
+        meta["banner"] = {"duration_kind": bm.group("how"), "line": banner[0] + 1}
+    if "op_size" in summary:
+        op_size = int(summary["op_size"][0])
+    if "object_size" in summary:
+        object_size = int(summary["object_size"][0])
+    meta.update({
+        "concurrency": concurrency, "op_size": op_size, "object_size": object_size,
+        "duration_requested": duration, "max_objects": max_objects,
+        "object_prefix": object_prefix, "hints": hints,
+        "header_variant": header_variant,
+        "show_time": bool(header_variant and header_variant["timestamp_prefix"])
+        or first_ts is not None,
+        "cleanup": cleanup or None,
+        "table": bool(nrows), "table_rows": int(nrows), "header_lines": len(all_hdr),
+        "periodic_lat_lines": int(ml_count),
+        "skipped_lines": len(skipped), "skipped_line_numbers": skipped[:20],
+        "no_final_newline": not data.endswith(b"\n"),
+    })
+    if last_minlat is not None:
+        mm = last_minlat[1]
+        meta["last_periodic_lat"] = {"line": last_minlat[0] + 1, "timestamp": mm.group("ts"),
+                                     "min": mm.group("min"), "max": mm.group("max"),
+                                     "avg": mm.group("avg")}
+    meta["era_guess"] = _era(data, s_variant, summary_labels_s, banner, summary, hints)
+
+    # ------------------------------------------------------------------------------ summary
+    rows = []
+    for metric, (d, key, _ln) in summary.items():
+        rows.append(("", ddir, metric, _conv(d, _SUMMARY_KEYS[key][1]),
+                     _UNIT[_SUMMARY_KEYS[key][1]]))
+    if "op_size" not in summary and op_size is not None:
+        rows.append(("", ddir, "op_size", float(op_size), "B"))
+        meta["op_size_from"] = "banner"
+    if "object_size" not in summary and object_size is not None:
+        rows.append(("", ddir, "object_size", float(object_size), "B"))
+        meta["object_size_from"] = "banner"
+    source = str(path)
+    sdf = summary_frame(source, rows)
+    series = _series_frame(source, ddir, blocks) if nrows else empty_frame(SERIES_COLUMNS)
+
+    if nrows:
+        _table_meta(meta, blocks, summary, concurrency)
+        meta["first_row"]["line"] = int(rowline[0]) + 1
+        meta["last_row"]["line"] = int(rowline[-1]) + 1
+    partial = bool(nrows) and summary_start is None
+    if partial:
+        meta["partial_reason"] = "table without a summary (interrupted run or cut file)"
+    if not nrows:
+        meta["table_note"] = "summary only: no table rows in this file"
+    return Parsed(path=source, kind=KIND, meta=meta, summary=sdf, series=series, partial=partial)
+
+
+def _row_dict(v: np.ndarray) -> dict[str, float]:
+    keys = ("sec",) + tuple(m for m, _ in SERIES_METRICS)
+    return {k: (None if math.isnan(x) else float(x)) for k, x in zip(keys, v.tolist())}
+
+
+def _column(blocks: list[np.ndarray], k: int) -> np.ndarray:
+    return np.concatenate([b[k] for b in blocks]) if len(blocks) > 1 else blocks[0][k]
+
+
+def _table_meta(meta: dict, blocks: list[np.ndarray], summary: dict,
+                concurrency: int | None) -> None:
+    """first/last row, sec monotonicity and the ops_total cross-check, from (8, n) blocks."""
+    sec = _column(blocks, 0)
+    meta["sec_monotonic"] = bool(np.all(sec[1:] > sec[:-1]))
+    meta["first_row"] = _row_dict(blocks[0][:, 0])
+    meta["last_row"] = _row_dict(blocks[-1][:, -1])
+    if "ops_total" in summary:
+        meta["check_ops_total_vs_table"] = _check(blocks, summary, concurrency)
+
+
+def _check(blocks: list[np.ndarray], summary: dict, concurrency: int | None) -> dict[str, Any]:
+    last = blocks[-1][:, -1]
+    sec, cur, started, finished = (float(x) for x in last[:4])
+    total = float(summary["ops_total"][0])
+    st = _column(blocks, 2)
+    max_step = float(max(0.0, np.max(np.diff(st)))) if len(st) > 1 else 0.0
+    ttime = float(summary["total_time"][0]) if "total_time" in summary else None
+    slack = max(1.0, (ttime - sec) if ttime is not None else 1.0)
+    conc = float(concurrency) if concurrency is not None else cur
+    bound = conc + max_step * slack
+    gap = total - started
+    ok_row = finished + cur == started
+    ok = bool(ok_row and finished <= started <= total and gap <= bound)
+    return {
+        "rule": "last finished + last Cur ops == last started <= ops_total, and ops_total - last "
+                "started <= concurrency + max per-second increase of started × max(1, total_time "
+                "- last sec); exact = (ops_total == last started)",
+        "ops_total": int(total), "last_sec": sec, "last_started": int(started),
+        "last_finished": int(finished), "last_cur_ops": int(cur),
+        "started_after_last_row": int(gap), "bound": bound,
+        "exact": bool(total == started), "ok": ok,
+    }
+
+
+def _mode(banner, summary, iops_no_colon, summary_labels_s, s_variant, hints,
+          data: bytes) -> tuple[str | None, str]:
+    if banner is not None:
+        return "write", "'Maintaining … concurrent writes' banner"
+    if "ops_total" in summary:
+        key = summary["ops_total"][1]
+        if key == "Total writes made":
+            return "write", "'Total writes made' in the summary"
+        if iops_no_colon:
+            return "seq", ("'Average IOPS' without colon: printed only by seq_read_bench "
+                           "(obj_bencher.cc, Jewel to Luminous)")
+        if "iops" in summary and summary_labels_s is False:
+            return "rand", ("read summary with 'Average IOPS:' and latency labels without '(s)': in "
+                            "that era seq_read_bench printed 'Average IOPS' without colon")
+        return "read", ("'Total reads made': seq and rand print identical output in this "
+                        "version; the file does not say which")
+    if "iops" in summary and iops_no_colon:
+        return "seq", "'Average IOPS' without colon (seq_read_bench)"
+    # table only: a write run prints its banner before the table
+    stripped = data.lstrip()
+    if hints is not None and re.match(rb"hints = \d+\s*\n(?:\S+ )?\s*sec\s+Cur ops", stripped):
+        return "read", "no write banner between 'hints = N' and the table (seq or rand)"
+    return None, "neither a write banner nor a summary: mode unknown"
+
+
+def _era(data: bytes, s_variant: bool, summary_labels_s, banner, summary, hints) -> dict[str, Any]:
+    """A coarse guess of the Ceph era from output-format markers (rados bench prints no version)."""
+    marks: list[str] = []
+    guess = None
+    if re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", data[:1 << 20]):
+        marks.append("ISO-8601 timestamps with 'T'")
+        guess = guess or "Octopus 15.x or later (or a late-2019 master build)"
+    if hints is not None:
+        marks.append("'hints = N' line")
+        guess = guess or "Kraken 11.x / Luminous 12.x or later"
+    if s_variant or summary_labels_s:
+        marks.append("latency labels with '(s)'")
+        guess = guess or "late 2016 (Kraken 11.x / Luminous 12.x) or later"
+    elif summary_labels_s is False or header_has_plain(data):
+        marks.append("latency labels without '(s)'")
+    if banner is not None:
+        bm = banner[1]
+        if bm.group("how") == "at least":
+            marks.append("banner 'for at least N seconds.'")
+            guess = guess or "about 0.47-0.5x (2012)"
+        elif bm.group("maxobj") is None:
+            marks.append("banner 'for up to N seconds' without 'or N objects'")
+        if bm.group("obj"):
+            marks.append("banner 'to objects of size'")
+    if summary and "iops" in summary:
+        marks.append("IOPS lines in the summary")
+        guess = guess or "Hammer 0.94 / Jewel 10.x (2015-2016)"
+    elif summary:
+        marks.append("no IOPS lines in the summary")
+        guess = guess or "before Hammer (2012-2014)"
+    return {"note": "guess from the output format, not stated in the file", "markers": marks,
+            "guess": guess}
+
+
+def header_has_plain(data: bytes) -> bool:
+    return re.search(rb"cur MB/s\s+last lat\s+avg lat\s*\r?\n", data[:1 << 20]) is not None
+
+
+def _series_frame(source: str, ddir: str, blocks: list[np.ndarray]) -> pd.DataFrame:
+    """Tidy series for the 7 table metrics from (8, n) column blocks: each value is copied once into
+    its final column (no per-metric frames, no concat of categoricals)."""
+    n = sum(b.shape[1] for b in blocks)
+    k = len(SERIES_METRICS)
+    value = np.empty(n * k)
+    t_s = np.empty(n * k)
+    off = 0
+    for b in blocks:
+        nb = b.shape[1]
+        for m in range(k):
+            value[m * n + off:m * n + off + nb] = b[m + 1]
+            t_s[m * n + off:m * n + off + nb] = b[0]
+        off += nb
+    zeros = np.zeros(n * k, np.int8)
+    metrics = [m for m, _ in SERIES_METRICS]
+    units = ["count", "B/s", "ns"]
+    unit_code = np.repeat(np.array([units.index(u) for _, u in SERIES_METRICS], np.int8), n)
+    return pd.DataFrame({
+        "source": pd.Categorical.from_codes(zeros, categories=[source]),
+        "job": pd.Categorical.from_codes(zeros, categories=[""]),
+        "ddir": pd.Categorical.from_codes(zeros, categories=[ddir]),
+        "metric": pd.Categorical.from_codes(np.repeat(np.arange(k, dtype=np.int8), n),
+                                            categories=metrics),
+        "value": value,
+        "unit": pd.Categorical.from_codes(unit_code, categories=units),
+        "t_s": t_s,
+    }, columns=SERIES_COLUMNS, copy=False)
+
+
+# ------------------------------------------------------------------------------------------- JSON
+_JSON_SUMMARY = {
+    "total_time_run": ("total_time", "s"),
+    "total_writes_made": ("ops_total", "count"),
+    "total_reads_made": ("ops_total", "count"),
+    "write_size": ("op_size", "B"),
+    "read_size": ("op_size", "B"),
+    "object_size": ("object_size", "B"),
+    "bandwidth": ("bw", "mibs"),
+    "stddev_bandwidth": ("bw_stddev", "mibs"),
+    "max_bandwidth": ("bw_max", "mibs"),
+    "min_bandwidth": ("bw_min", "mibs"),
+    "average_iops": ("iops", "iops"),
+    "stddev_iops": ("iops_stddev", "iops"),
+    "max_iops": ("iops_max", "iops"),
+    "min_iops": ("iops_min", "iops"),
+    "average_latency": ("lat_mean", "lat"),
+    "stddev_latency": ("lat_stddev", "lat"),
+    "max_latency": ("lat_max", "lat"),
+    "max_latency:": ("lat_max", "lat"),  # old obj_bencher wrote the key with a colon
+    "min_latency": ("lat_min", "lat"),
+}
+_JSON_ROW = ("sec", "cur_ops", "started", "finished", "avg_bw", "cur_bw", "last_lat", "avg_lat")
+_TEXT_LINE_IN_JSON = re.compile(
+    rb"^(?:Cleaning up \(deleting benchmark objects\)|Removed \d+ objects?|Clean up completed and "
+    rb"total clean up time ?:\s*\S+|Warning: using slow linear search|hints = \d+)[ \t]*\r?$",
+    re.M)
+
+
+def _parse_json(path: Path, data: bytes) -> Parsed:
+    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "json"}
+    text = _decode(data)
+    brace = text.find("{")
+    pre = text[:brace]
+    hints = re.search(r"hints = (\d+)", pre)
+    cleanup: dict[str, Any] = {}
+    dec = json.JSONDecoder(parse_float=str, parse_int=str)
+    try:
+        obj, end = dec.raw_decode(text, brace)
+    except json.JSONDecodeError as e:
+        # cleanup text printed while the JSON object was still open (write without --no-cleanup)
+        lines = _TEXT_LINE_IN_JSON.findall(data)
+        if not lines:
+            raise _err(path, f"invalid JSON: {e.msg}", e.lineno) from None
+        for ln in lines:
+            s = _decode(ln)
+            m = RE_REMOVED.match(s)
+            if m:
+                cleanup["removed_objects"] = int(m.group("v"))
+            m = RE_CLEAN_DONE.match(s)
+            if m:
+                cleanup["cleanup_time_s"] = float(m.group("v"))
+            if s.startswith("Cleaning up"):
+                cleanup["started"] = True
+        text2 = _decode(_TEXT_LINE_IN_JSON.sub(b"", data))
+        try:
+            obj, end = dec.raw_decode(text2, text2.find("{"))
+        except json.JSONDecodeError as e2:
+            raise _err(path, f"invalid JSON: {e2.msg}", e2.lineno) from None
+        text = text2
+    if not isinstance(obj, dict):
+        raise _err(path, "JSON: expected an object with rados bench keys", 1)
+    rest = text[end:].strip()
+    for ln in rest.splitlines():
+        s = ln.strip()
+        if not s:
+            continue
+        m = RE_REMOVED.match(s)
+        if m:
+            cleanup["removed_objects"] = int(m.group("v"))
+        elif (m := RE_CLEAN_DONE.match(s)):
+            cleanup["cleanup_time_s"] = float(m.group("v"))
+        elif RE_CLEAN_START.match(s):
+            cleanup["started"] = True
+        else:
+            meta.setdefault("trailing_text", []).append(s[:200])
+
+    def line_of_key(key: str) -> int:
+        i = text.find(f'"{key}"')
+        return line_of_offset(text, i) if i >= 0 else 1
+
+    datas = obj.get("datas")
+    if datas is not None and not isinstance(datas, list):
+        raise _err(path, "JSON 'datas': expected a list of per-second rows", line_of_key("datas"))
+    known = set(_JSON_SUMMARY) | {"datas", "concurrent_ios", "op_size", "seconds_to_run",
+                                  "max_objects", "object_prefix"}
+    if not datas and not any(k in obj for k in _JSON_SUMMARY):
+        raise _err(path, "JSON without rados bench 'datas' or summary keys (total_time_run, …)",
+                   1)
+    # per-second rows → columns, vectorised conversion
+    vals = np.empty((0, 8))
+    no_change = 0
+    if datas:
+        try:
+            df = pd.DataFrame.from_records(datas)
+        except (TypeError, ValueError, AttributeError):
+            raise _err(path, "JSON 'datas': expected a list of objects",
+                       line_of_key("datas")) from None
+        missing = [k for k in _JSON_ROW if k not in df.columns]
+        if missing or df[list(_JSON_ROW)].isna().to_numpy().any():
+            raise _err(path, "JSON 'datas' row: expected keys " + ", ".join(_JSON_ROW),
+                       line_of_key("datas"))
+        vals = np.empty((len(df), 8))
+        for k, key in enumerate(_JSON_ROW):
+            try:
+                vals[:, k] = _json_col(df[key], "count" if k < 4 else ("mibs" if k < 6 else "lat"))
+            except ValueError as e:
+                raise _err(path, f"JSON 'datas' column '{_JSON_ROW[k]}': expected numbers, got "
+                                 f"{str(e)[:40]!r}", line_of_key(_JSON_ROW[k])) from None
+        if np.any(vals[:, :4] != np.floor(vals[:, :4])) or np.any(vals[:, :4] < 0):
+            raise _err(path, "JSON 'datas': sec/cur_ops/started/finished must be non-negative "
+                             "integers", line_of_key("datas"))
+        # rows without a completion in their second: text prints '-' for last lat
+        prev = np.concatenate([[0.0], vals[:-1, 3]])
+        nc = vals[:, 3] == prev
+        no_change = int(nc.sum())
+        vals[nc, 6] = np.nan
+        vals[nc, 5] = 0.0
+    summary: dict[str, tuple[Decimal, str]] = {}
+    dropped = {}
+    for key, (metric, ukind) in _JSON_SUMMARY.items():
+        if key not in obj:
+            continue
+        v = obj[key]
+        if not isinstance(v, str):
+            v = str(v)
+        if key == "stddev_iops" and "." not in v:
+            dropped["stddev_iops"] = (f"{v!r}: obj_bencher formats this double with %d (undefined "
+                                      "value), not a measurement")
+            continue
+        try:
+            d = _dec(v)
+        except ValueError:
+            raise _err(path, f"JSON '{key}': expected a number, got {v[:40]!r}",
+                       line_of_key(key)) from None
+        if d.is_nan() or d.is_infinite() or d < 0:
+            raise _err(path, f"JSON '{key}': expected a non-negative number, got {v[:40]!r}",
+                       line_of_key(key))
+        summary[metric] = (d, key)
+    if dropped:
+        meta["dropped"] = dropped
+
+    def ival(key):
+        if key not in obj:
+            return None
+        try:
+            return int(str(obj[key]))
+        except ValueError:
+            raise _err(path, f"JSON '{key}': expected an integer", line_of_key(key)) from None
+
+    write = "concurrent_ios" in obj or "total_writes_made" in obj
+    if write:
+        mode, ev = "write", "JSON write keys (concurrent_ios / total_writes_made)"
+    elif "total_reads_made" in obj:
+        mode, ev = "read", "'total_reads_made': seq and rand print identical JSON; not stated which"
+    else:
+        mode, ev = None, "no write or read keys"
+    ddir = {"write": "write", "read": "read"}.get(mode, "")
+    op_size = ival("op_size")
+    object_size = ival("object_size")
+    if "op_size" in summary:
+        op_size = int(summary["op_size"][0])
+    meta.update({
+        "mode": mode, "mode_evidence": ev, "concurrency": ival("concurrent_ios"),
+        "op_size": op_size, "object_size": object_size,
+        "duration_requested": ival("seconds_to_run"), "max_objects": ival("max_objects"),
+        "object_prefix": obj.get("object_prefix"), "hints": int(hints.group(1)) if hints else None,
+        "header_variant": None, "show_time": False, "cleanup": cleanup or None,
+        "table": bool(len(vals)), "table_rows": int(len(vals)), "json_no_change_rows": no_change,
+        "unknown_keys": sorted(set(obj) - known),
+        "era_guess": {"note": "guess from the output format, not stated in the file",
+                      "markers": ["--format json (Jewel 10.x on)"], "guess": "Jewel 10.x on"},
+    })
+    rows = [("", ddir, metric, _conv(d, _JSON_SUMMARY[key][1]), _UNIT[_JSON_SUMMARY[key][1]])
+            for metric, (d, key) in summary.items()]
+    if "op_size" not in summary and op_size is not None:
+        rows.append(("", ddir, "op_size", float(op_size), "B"))
+    if "object_size" not in summary and object_size is not None:
+        rows.append(("", ddir, "object_size", float(object_size), "B"))
+    source = str(path)
+    blocks = [np.ascontiguousarray(vals.T)]
+    if len(vals):
+        _table_meta(meta, blocks, {k: (v[0],) for k, v in summary.items()}, meta["concurrency"])
+    partial = bool(len(vals)) and "total_time" not in summary
+    return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, rows),
+                  series=_series_frame(source, ddir, blocks) if len(vals)
+                  else empty_frame(SERIES_COLUMNS),
+                  partial=partial)
+
+
+def _json_col(values: pd.Series, kind: str) -> np.ndarray:
+    """Decimal strings → canonical unit, exactly (integer mantissa × scale, one rounding)."""
+    s = np.char.strip(values.to_numpy().astype(str))
+    neg = np.char.startswith(s, "-")
+    body = np.where(neg, np.char.lstrip(s, "-"), s)
+    dot = np.char.find(body, ".")
+    fd = np.where(dot >= 0, np.char.str_len(body) - dot - 1, 0).astype(np.int64)
+    digits = np.char.replace(body, ".", "", count=1)
+    ndig = np.char.str_len(digits)
+    valid = np.char.isdigit(digits) & (ndig > 0) & (ndig <= 18)
+    if not valid.all():
+        raise ValueError(str(s[~valid][0]))
+    m = digits.astype(np.int64)
+    mult = MIB if kind == "mibs" else 1
+    x = -fd + (9 if kind == "lat" else 0)
+    v = (m * mult).astype(np.float64) if np.all(m < (1 << 33)) else m.astype(np.float64) * mult
+    out = np.where(x >= 0, v * P10[np.clip(x, 0, 22)], v / P10[np.clip(-x, 0, 22)])
+    return np.where(neg, -out, out)
