@@ -3,17 +3,18 @@
 What the tool prints (``src/common/obj_bencher.cc``; the layout below was read from several versions
 of that file in ceph/ceph and forks of it, not guessed):
 
-* optional ``hints = 1`` (``rados.cc``, Luminous era and later);
+* optional ``hints = 1`` (printed by ``rados.cc``; in the 2018+ outputs seen, not in 2012–2016 ones);
 * write runs only: ``Maintaining C concurrent writes of B bytes [to objects of size O] for (at least |
-  up to) S seconds[ or N objects][.]`` and (0.56+) ``Object prefix: P``;
+  up to) S seconds[ or N objects][.]`` and (not in 0.47) ``Object prefix: P``;
 * a table, one row per second, its column header repeated every 20 rows after a line
   ``[<time>][ ]min lat: X max lat: Y avg lat: Z``.  Header labels are right-aligned by
   ``setw(5) "sec" setw(8) "Cur ops" setw(10)`` ×4 then ``setw(10) "last lat"``/``"avg lat"`` (old) or
   ``setw(12) "last lat(s)"``/``"avg lat(s)"`` (late 2016 and later).  Rows: old code streamed
   ``setw(5) setw(8) setw(10)…`` with no separator, so a value as wide as its field runs into the previous
-  one (``0.468750.00526002``); later code writes ``setw(5) ' ' setw(7) ' ' setw(9) …`` (×4 ``setw(9)``
-  then two ``setw(9)`` or ``setw(11)``), so values are always space-separated but a value wider than its
-  field (``%g`` gives up to 11 characters, e.g. ``0.000775721``) shifts the rest of the row.  Field *end*
+  one (``0.468750.00526002``); later code (already under the old labels) writes ``setw(5) ' ' setw(7)
+  ' ' setw(9) …`` (×4 ``setw(9)`` then two ``setw(9)``, or two ``setw(11)`` with the "(s)" labels), so
+  values are always space-separated but a value wider than its field (``%g`` gives up to 11
+  characters, e.g. ``0.000775721``) shifts the rest of the row.  Field *end*
   columns are the same in header and rows (5, 13, 23, 33, 43, 53, 63|65, 73|77), so rows of the header's
   width are cut at those columns (exact even for run-together values); other rows are split on
   whitespace; rows that are neither are split with the ``%g`` grammar (no leading/trailing zeros).
@@ -23,7 +24,7 @@ of that file in ceph/ceph and forks of it, not guessed):
 * a summary: ``Total time run:``, ``Total writes made:``/``Total reads made:``, ``Write size:``/
   ``Read size:``, ``Object size:``, ``Bandwidth (MB/sec):``, write: ``Stddev Bandwidth:``, ``Max/Min
   bandwidth (MB/sec):``; later ``Average IOPS:`` (seq read printed ``Average IOPS`` without the colon
-  until after Luminous), ``Stddev/Max/Min IOPS:``; ``Average Latency[(s)]:``, write: ``Stddev
+  in the Jewel-era and first "(s)"-era sources read; 16.2 prints the colon), ``Stddev/Max/Min IOPS:``; ``Average Latency[(s)]:``, write: ``Stddev
   Latency[(s)]:``, ``Max latency[(s)]:``, ``Min latency[(s)]:``; 2012 builds print a blank line inside it.
 * after a write without ``--no-cleanup``: ``Cleaning up (deleting benchmark objects)``, ``Removed N
   objects`` (some versions), ``Clean up completed and total clean up time :T``.
@@ -69,8 +70,14 @@ are skipped and counted in ``meta["skipped_lines"]``.  A line that starts like a
 (optional timestamp, spaces, an integer, whitespace) must parse as one, else ``IngestError`` with
 its line number; so must a summary line's value.  ``partial`` is True for a table without a summary.
 
-Speed: table rows are parsed by a numba-compiled byte scanner (the project's ``_scan`` approach; two
-threads over newline-aligned halves of large files); Python only sees the few non-table lines.
+Speed (no Python loop over table rows; numpy only, no JIT, so a fresh process pays no compile or
+cache-load time): newlines are found on the byte buffer; lines are classified by a few gathered
+bytes (row, column header, ``min lat`` line, other); rows are grouped by width and each group is cut
+into a (rows × width) byte matrix, checked with boolean masks and turned into numbers by two small
+float32 matmuls per 8192-row block (digit weights; decimal-point position).  Rows a layout does not
+fit go to the exact Python parser (``_slow_row``), as do the few non-table lines.  OpenBLAS is held
+to one thread during the parse (its worker threads cost milliseconds per small matmul on a busy
+machine).
 """
 
 from __future__ import annotations
@@ -78,14 +85,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from .base import (IngestError, Parsed, SERIES_COLUMNS, empty_frame, line_of_offset,
                    summary_frame)
@@ -94,7 +99,6 @@ KIND = "rados-bench"
 TOOL = "rados bench"
 
 MIB = 1048576
-NS = 10 ** 9
 
 #: series metrics in table column order (after ``sec``) and their units
 SERIES_METRICS = (("cur_ops", "count"), ("started", "count"), ("finished", "count"),
@@ -106,7 +110,9 @@ COLUMN_NAMES = ("sec", "Cur ops", "started", "finished", "avg MB/s", "cur MB/s",
 _TS = (r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"
        r"(?:Z|[+-]\d\d:?\d\d|[A-Za-z][A-Za-z ]*?[A-Za-z])?")
 _TS_OPT = rf"(?:(?P<ts>{_TS})\s*)?"
-_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|nan|inf)"
+#: a printed number (``%g``, ``%f``, ``nan``/``inf``); exponents of at most 3 digits (a double's
+#: range), which also keeps Decimal arithmetic far from its overflow limits
+_NUM = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d{1,3})?|\.\d+(?:[eE][-+]?\d{1,3})?|nan|inf)"
 
 RE_HEADER = re.compile(
     r"^(?P<prefix>.*?)(?P<c0>\s*sec)(?P<c1>\s+Cur ops)(?P<c2>\s+started)(?P<c3>\s+finished)"
@@ -164,417 +170,329 @@ _UNIT = {"s": "s", "count": "count", "B": "B", "mibs": "B/s", "iops": "1/s", "la
 
 P10 = np.array([10.0 ** k for k in range(23)])
 
-# ------------------------------------------------------------------------------------ numba kernel
+# ----------------------------------------------------------------------------- vectorised kernel
+#: rows per block: the block's byte matrix and its boolean masks stay in the CPU caches
+_CHUNK = 8192
 K_OTHER, K_BADROW = 3, 4
-E_NONE, E_CHAR, E_COLS, E_LONG, E_INT, E_DASH = 0, 1, 2, 3, 4, 5
-_ERR_TEXT = {
-    E_CHAR: "a number",
-    E_COLS: "8 columns (sec, Cur ops, started, finished, avg MB/s, cur MB/s, last lat, avg lat)",
-    E_LONG: "a number of at most 18 digits",
-    E_INT: "an integer (sec, Cur ops, started and finished are counts)",
-    E_DASH: "a number ('-' only in the last lat column)",
-}
+_PIVOT = 6  # digits per float32 partial sum: 999999 < 2**24, so every partial sum is exact
 
 
-@njit(cache=True, inline="always")
-def _is_ws(c):
-    return c == 32 or c == 9 or c == 13
+class _Layout:
+    """Where the 8 fields of a table row are: field k is row columns [ends[k-1], ends[k]), values
+    right-aligned in it.  ``sep``: every field after the first must start with a space (layouts taken
+    from a sample row, and rows of the '(s)' era, which are always space-separated)."""
 
-
-@njit(cache=True)
-def _scaled(m, x, mult):
-    """m * mult * 10**x, exact integer product then one correctly rounded power-of-ten step."""
-    if m < 8589934592:  # 2**33: m * mult (mult <= 2**20) stays below 2**53
-        v = float(m * mult)
-    else:
-        v = float(m) * mult
-    if x >= 0:
-        if x <= 22:
-            return v * P10[x]
-        return v * 10.0 ** x
-    if x >= -22:
-        return v / P10[-x]
-    return v / 10.0 ** (-x)
-
-
-@njit(cache=True)
-def _num(buf, i, b):
-    """Parse one number starting at buf[i] (i < b).  Returns (err, end, m, x, special).
-
-    special: 0 number (value m * 10**x), 1 ``-``, 2 nan, 3 inf.  ``end`` is the first byte after it.
-    """
-    c = buf[i]
-    # '-' alone (no-change rows), [-]nan, inf
-    if c == 45 and (i + 1 == b or _is_ws(buf[i + 1])):
-        return E_NONE, i + 1, 0, 0, 1
-    j = i
-    if c == 45 or c == 43:
-        j += 1
-    if j + 3 <= b:
-        c0 = buf[j] | 32
-        c1 = buf[j + 1] | 32
-        c2 = buf[j + 2] | 32
-        if c0 == 110 and c1 == 97 and c2 == 110:  # nan
-            return E_NONE, j + 3, 0, 0, 2
-        if c0 == 105 and c1 == 110 and c2 == 102:  # inf
-            return E_NONE, j + 3, 0, 0, 3
-    neg = c == 45
-    m = 0
-    nd = 0
-    sig = 0
-    fd = 0
-    dot = False
-    while j < b:
-        c = buf[j]
-        if 48 <= c <= 57:
-            nd += 1
-            if sig > 0 or c != 48:
-                sig += 1
-                if sig > 18:
-                    return E_LONG, j, 0, 0, 0
-                m = m * 10 + (c - 48)
-            if dot:
-                fd += 1
-        elif c == 46 and not dot:
-            dot = True
-        else:
-            break
-        j += 1
-    if nd == 0:
-        return E_CHAR, j, 0, 0, 0
-    x = -fd
-    if j < b and (buf[j] == 101 or buf[j] == 69):  # exponent
-        k = j + 1
-        eneg = False
-        if k < b and (buf[k] == 45 or buf[k] == 43):
-            eneg = buf[k] == 45
-            k += 1
-        e = 0
-        ne = 0
-        while k < b and 48 <= buf[k] <= 57:
-            e = e * 10 + (buf[k] - 48)
-            ne += 1
-            k += 1
-            if ne > 4:
-                return E_LONG, k, 0, 0, 0
-        if ne == 0:
-            return E_CHAR, k, 0, 0, 0
-        x += -e if eneg else e
-        j = k
-    if neg:
-        m = -m
-    return E_NONE, j, m, x, 0
-
-
-@njit(cache=True)
-def _store(out, r, k, err, m, x, special):
-    """Put field k of row r (out is column-major: out[k, r]) in canonical units; returns an error
-    code."""
-    if err != E_NONE:
-        return err
-    if special == 1:
-        if k != 6:
-            return E_DASH
-        out[k, r] = np.nan
-        return E_NONE
-    if special >= 2:
-        if k < 4:
-            return E_INT
-        out[k, r] = np.nan if special == 2 else np.inf
-        return E_NONE
-    if k < 4:
-        if x != 0 or m < 0:
-            return E_INT
-        out[k, r] = float(m)
-    elif k < 6:
-        out[k, r] = _scaled(m, x, 1048576)
-    else:
-        out[k, r] = _scaled(m, x + 9, 1)
-    return E_NONE
-
-
-@njit(cache=True)
-def _fixed_row(buf, s, ends, out, r):
-    """Fast path for a row of exactly the header's width starting at buf[s]: each field right-aligned
-    in [previous end, end), plain decimals only (``-`` allowed in last lat).  Returns success; on
-    failure the general parser (_row) decides."""
-    a = s
-    for k in range(8):
-        b = s + ends[k]
-        i = a
-        while i < b and buf[i] == 32:
-            i += 1
-        if i == b:
-            return False
-        m = 0
-        fd = 0
-        nd = 0
-        dot = False
-        if k == 6 and buf[i] == 45 and i + 1 == b:
-            out[6, r] = np.nan
-            a = b
-            continue
-        while i < b:
-            c = buf[i]
-            if 48 <= c <= 57:
-                m = m * 10 + (c - 48)
-                nd += 1
-                fd += dot
-            elif c == 46 and not dot and k >= 4:
-                dot = True
-            else:
-                return False
-            i += 1
-        if nd == 0 or nd > 15:
-            return False
-        if k < 4:
-            out[k, r] = float(m)
-        elif k < 6:
-            out[k, r] = float(m * 1048576) / P10[fd]
-        elif fd <= 9:
-            out[k, r] = float(m) * P10[9 - fd]
-        else:
-            out[k, r] = float(m) / P10[fd - 9]
-        a = b
-    return True
-
-
-@njit(cache=True)
-def _row(buf, s, e, ends, out, r):
-    """Parse the row text buf[s:e] into out[r]; returns (error code, byte offset of the error)."""
-    width = e - s
-    nf = ends.shape[0]
-    if nf == 8 and width == ends[7]:
-        # the header's width: cut at the header's field end columns (exact even for run-together
-        # values, since no field overflowed)
-        ok = True
-        a = s
+    def __init__(self, ends: list[int], sep: bool) -> None:
+        self.ends = np.asarray(ends, np.int64)
+        self.W = W = int(ends[-1])
+        self.sep = sep
+        begins = [0] + list(ends[:-1])
+        widths = np.diff([0] + list(ends))
+        #: two float32 partial sums of 6 digit positions each: fields of at most 12 characters
+        self.usable = bool(np.all(widths >= 1) and widths.max() <= 2 * _PIVOT)
+        self.field_of = np.repeat(np.arange(8), widths)
+        self.intra = self.field_of[:-1] == self.field_of[1:]
+        self.check_cols = np.concatenate([self.ends - 1, self.ends[:-1]]) if sep else self.ends - 1
+        p = np.empty(W, np.int64)  # digit position counted from the right end of its field
         for k in range(8):
-            b = s + ends[k]
-            i = a
-            while i < b and _is_ws(buf[i]):
-                i += 1
-            if i == b:
-                ok = False
-                break
-            err, j, m, x, sp = _num(buf, i, b)
-            if err != E_NONE or j != b:
-                ok = False
-                break
-            if _store(out, r, k, err, m, x, sp) != E_NONE:
-                ok = False
-                break
-            a = b
-        if ok:
-            return E_NONE, -1
-    # whitespace-separated tokens
-    i = s
-    k = 0
-    while True:
-        while i < e and _is_ws(buf[i]):
-            i += 1
-        if i >= e:
-            break
-        if k == 8:
-            return E_COLS, i
-        err, j, m, x, sp = _num(buf, i, e)
-        if err == E_NONE and j < e and not _is_ws(buf[j]):
-            err = E_CHAR
-        if err != E_NONE:
-            return err, j
-        err = _store(out, r, k, err, m, x, sp)
-        if err != E_NONE:
-            return err, i
-        k += 1
-        i = j
-    if k != 8:
-        return E_COLS, e
-    return E_NONE, -1
+            p[begins[k]:ends[k]] = ends[k] - 1 - np.arange(begins[k], ends[k])
+        self.dash_col = int(ends[6]) - 1
+        self.dash_from = int(ends[5])
+        g = np.minimum(p // _PIVOT, 1)
+        cols = np.arange(W)
+        #: digits → per field: low 6 positions (rows 0-7), next 6 (rows 8-15); used as Wv @ D.T
+        self.Wv = np.zeros((16, W), np.float32)
+        self.Wv[g * 8 + self.field_of, cols] = 10.0 ** (p - _PIVOT * g)
+        #: '.' in the 4 float fields (columns f0 …): how many (rows 0-3), digits after it (4-7)
+        self.f0 = f0 = int(ends[3])
+        fc = np.arange(f0, W)
+        self.Wd = np.zeros((8, W - f0), np.float32)
+        self.Wd[self.field_of[fc] - 4, fc - f0] = 1.0
+        self.Wd[self.field_of[fc], fc - f0] = p[fc]
 
 
-@njit(nogil=True, cache=True)
-def _scan(buf, lo, hi, P, tmpl, ml_off, ends, out, rowline, hdrline, mlline, other):
-    """Scan lines of buf[lo:hi] (hi is a line end) until done or an output array is full.
-
-    Returns (pos, lines, rows, headers, minlat, others): ``pos`` is where scanning stopped (== hi when
-    done).  ``tmpl`` is the header text after its timestamp prefix of ``P`` bytes (empty: no header
-    known).  other[i] = (start, end, local line, kind, error code, error offset).
-    """
-    nr = 0
-    nh = 0
-    nm = 0
-    no = 0
-    line = 0
-    pos = lo
-    T = tmpl.shape[0]
-    W = ends[7] if ends.shape[0] == 8 else -1
-    L = P + W  # a standard row line, timestamp prefix included
-    cap = out.shape[1]
-    while pos < hi:
-        if nr == cap or nh == hdrline.shape[0] or nm == mlline.shape[0] \
-                or no == other.shape[0]:
-            break
-        # fast path: a line of the standard row length (O(1) check of its end), parsed in place
-        if W > 0 and pos + L <= hi:
-            q = pos + L
-            if (q == hi or buf[q] == 10) and (P == 0 or buf[pos + P - 1] == 32) \
-                    and 48 <= buf[pos + L - 1] <= 57:
-                if _fixed_row(buf, pos + P, ends, out, nr):
-                    rowline[nr] = line
-                    nr += 1
-                    pos = q + 1
-                    line += 1
-                    continue
-        e = pos
-        while e < hi and buf[e] != 10:
-            e += 1
-        nxt = e + 1
-        le = e
-        if le > pos and buf[le - 1] == 13:
-            le -= 1
-        # skip a --show-time prefix of the header's length when the line has one
-        s = pos
-        if P > 0 and le - pos > P and buf[pos + P - 1] == 32 and 48 <= buf[pos] <= 57 \
-                and buf[pos + 4] == 45:
-            s = pos + P
-        # header?
-        if T > 0 and le - s == T:
-            same = True
-            for t in range(T):
-                if buf[s + t] != tmpl[t]:
-                    same = False
-                    break
-            if same:
-                hdrline[nh] = line
-                nh += 1
-                pos = nxt
-                line += 1
-                continue
-        # row-like: spaces, digits, then whitespace or end
-        i = s
-        while i < le and _is_ws(buf[i]):
-            i += 1
-        j = i
-        while j < le and 48 <= buf[j] <= 57:
-            j += 1
-        if j > i and (j == le or _is_ws(buf[j])):
-            err, where = _row(buf, s, le, ends, out, nr)
-            if err == E_NONE:
-                rowline[nr] = line
-                nr += 1
-            else:
-                other[no, 0] = pos
-                other[no, 1] = le
-                other[no, 2] = line
-                other[no, 3] = K_BADROW
-                other[no, 4] = err
-                other[no, 5] = where
-                no += 1
-            pos = nxt
-            line += 1
-            continue
-        # periodic "min lat:" line at the usual offset
-        if ml_off >= 0 and le - pos >= ml_off + 8:
-            q = pos + ml_off
-            if buf[q] == 109 and buf[q + 1] == 105 and buf[q + 2] == 110 and buf[q + 3] == 32 \
-                    and buf[q + 4] == 108 and buf[q + 5] == 97 and buf[q + 6] == 116 \
-                    and buf[q + 7] == 58:
-                mlline[nm] = line
-                nm += 1
-                pos = nxt
-                line += 1
-                continue
-        other[no, 0] = pos
-        other[no, 1] = le
-        other[no, 2] = line
-        other[no, 3] = K_OTHER
-        other[no, 4] = 0
-        other[no, 5] = -1
-        no += 1
-        pos = nxt
-        line += 1
-    return pos, line, nr, nh, nm, no
+_LAYOUTS: dict[tuple, _Layout] = {}
 
 
-def _scan_range(buf: np.ndarray, lo: int, hi: int, P: int, tmpl: np.ndarray, ml_off: int,
-                ends: np.ndarray) -> dict[str, Any]:
-    """Run the kernel over buf[lo:hi], growing the outputs as needed (line numbers are local)."""
-    est = max(64, (hi - lo) // 70 + 64)
-    out = np.empty((8, est), np.float64)
-    rowline = np.empty(est, np.int64)
-    hdr = np.empty(est // 16 + 16, np.int64)
-    ml = np.empty(est // 16 + 16, np.int64)
-    other = np.empty((1024, 6), np.int64)
-    parts: dict[str, list] = {"out": [], "rowline": [], "hdr": [], "ml": [], "other": []}
-    pos, line0 = lo, 0
-    while True:
-        pos2, nl, nr, nh, nm, no = _scan(buf, pos, hi, P, tmpl, ml_off, ends, out, rowline, hdr,
-                                         ml, other)
-        parts["out"].append(out[:, :nr].copy() if pos2 < hi else out[:, :nr])
-        parts["rowline"].append(rowline[:nr] + line0)
-        parts["hdr"].append(hdr[:nh] + line0)
-        parts["ml"].append(ml[:nm] + line0)
-        o = other[:no].copy()
-        o[:, 2] += line0
-        parts["other"].append(o)
-        line0 += nl
-        if pos2 >= hi:
-            break
-        pos = pos2
-        # grow whichever array filled up
-        if nr == out.shape[1]:
-            out = np.empty((8, out.shape[1] * 2), np.float64)
-            rowline = np.empty(out.shape[1], np.int64)
-        if nh == hdr.shape[0]:
-            hdr = np.empty(hdr.shape[0] * 2, np.int64)
-        if nm == ml.shape[0]:
-            ml = np.empty(ml.shape[0] * 2, np.int64)
-        if no == other.shape[0]:
-            other = np.empty((other.shape[0] * 4, 6), np.int64)
-    res: dict[str, Any] = {k: (np.concatenate(v, axis=-1 if k == "out" else 0) if len(v) > 1
-                               else v[0]) for k, v in parts.items()}
-    res["lines"] = line0
-    return res
+def _layout(ends, sep: bool) -> _Layout:
+    key = (tuple(int(e) for e in ends), sep)
+    lay = _LAYOUTS.get(key)
+    if lay is None:
+        lay = _LAYOUTS[key] = _Layout(list(key[0]), sep)
+    return lay
 
 
-def _scan_all(buf: np.ndarray, P: int, tmpl: np.ndarray, ml_off: int,
-              ends: np.ndarray) -> dict[str, Any]:
-    """The kernel over the whole buffer: two threads over newline-aligned halves of big inputs."""
+def _rows_fixed(buf: np.ndarray, starts: np.ndarray, lay: _Layout,
+                out: np.ndarray, pos: np.ndarray | slice) -> np.ndarray:
+    """Parse rows of exactly ``lay.W`` bytes starting at ``starts`` into ``out[:, pos]`` (canonical
+    units; ``out`` is the column-major (8, n) table); returns the mask of rows that do not fit the
+    layout (left to the exact Python parser, which raises for real errors).
+
+    Checks per field: only spaces, digits and '.'; spaces only before the value; the last column a
+    digit (``-`` alone in last lat → NaN); separators are spaces when ``lay.sep``; at most one '.',
+    none in the four count fields.  Value: the field's digits as an integer S ('.' counted as a 0
+    digit; two float32 partial sums of 6 positions each, exact, by a small matmul), then
+    N = S - 9·floor(S/10^(f+1))·10^f removes the '.' (f = digits after it), then × 2**20 / 10^f (B/s)
+    or × 10^(9-f) (ns): exact integer arithmetic in float64 and one correctly rounded division."""
+    n = len(starts)
+    bad = np.zeros(n, bool)
+    if n == 0:
+        return bad
+    W = lay.W
+    f0 = lay.f0
+    win = np.lib.stride_tricks.sliding_window_view(buf, W)
+    R = np.empty((16, n), np.float32)  # digit partial sums per field
+    Q = np.empty((8, n), np.float32)   # '.' count and digits after it, per float field
+    nan_rows = []
+    for c0 in range(0, n, _CHUNK):
+        M = win[starts[c0:c0 + _CHUNK]]
+        m = M.shape[0]
+        b = None
+        dm = M[:, lay.dash_col] == 45
+        if dm.any():
+            r = np.flatnonzero(dm)
+            r = r[(M[r, lay.dash_from:lay.dash_col] == 32).all(axis=1)]
+            M[r, lay.dash_col] = 48
+            nan_rows.append(r + c0)
+        D = M - np.uint8(48)
+        isdig = D < 10
+        isdot = M == 46
+        isspace = M == 32
+        # only digits, '.' and spaces; no '.' in the count fields
+        valid = isdig | isdot
+        valid |= isspace
+        if not valid.all() or isdot[:, :f0].any():
+            b = ~valid.all(axis=1) | isdot[:, :f0].any(axis=1)
+        # no space after a non-space inside a field
+        viol = np.greater(isspace[:, 1:], isspace[:, :-1])
+        viol &= lay.intra
+        if viol.any():
+            bb = viol.any(axis=1)
+            b = bb if b is None else (b | bb)
+        # every field ends with a digit; separators are spaces
+        cc = M[:, lay.check_cols]
+        cc -= np.uint8(48)
+        okc = cc < 10
+        if lay.sep:
+            np.equal(cc[:, 8:], np.uint8(240), out=okc[:, 8:])
+        if not okc.all():
+            bb = ~okc.all(axis=1)
+            b = bb if b is None else (b | bb)
+        X = np.multiply(D, isdig, dtype=np.float32)
+        R[:, c0:c0 + m] = lay.Wv @ X.T
+        Q[:, c0:c0 + m] = lay.Wd @ isdot[:, f0:].astype(np.float32).T
+        if b is not None:
+            bad[c0:c0 + m] = b
+    # at most one '.' per field, at most 9 decimals in the latencies
+    nd = Q[:4]
+    F = Q[4:].astype(np.int64)
+    if (nd > 1).any() or (F[2:] > 9).any():
+        bad |= (nd > 1).any(axis=0) | (F[2:] > 9).any(axis=0)
+        np.minimum(F, 9, out=F)
+    S = R[8:].astype(np.float64)
+    S *= 1e6
+    S += R[:8]
+    S4 = S[4:]
+    A = np.floor(S4 / P10[F + 1])
+    A *= P10[F]
+    A *= 9.0 * nd
+    S4 -= A
+    S[4:6] *= 1048576.0
+    S[4:6] /= P10[F[:2]]
+    S[6:8] *= P10[9 - F[2:]]
+    if nan_rows:
+        S[6, np.concatenate(nan_rows)] = np.nan
+    out[:, pos] = S
+    return bad
+
+
+class _SingleThreadBLAS:
+    """Pin numpy's bundled OpenBLAS to one thread while parsing: the matmuls here are small, and
+    OpenBLAS worker threads waking per call cost milliseconds each on a busy 2-core machine.
+    A no-op when the library or its symbols are not found."""
+
+    _lib = None
+    _searched = False
+
+    @classmethod
+    def _find(cls):
+        if not cls._searched:
+            cls._searched = True
+            try:
+                import ctypes
+                import glob
+                import os
+                libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+                for path in glob.glob(os.path.join(libdir, "*openblas*")):
+                    lib = ctypes.CDLL(path)
+                    for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_",
+                                   "openblas_{}_num_threads"):
+                        get = getattr(lib, suffix.format("get"), None)
+                        put = getattr(lib, suffix.format("set"), None)
+                        if get is not None and put is not None:
+                            cls._lib = (get, put)
+                            return cls._lib
+            except Exception:  # noqa: BLE001 - any failure: leave BLAS alone
+                cls._lib = None
+        return cls._lib
+
+    def __enter__(self):
+        self.prev = None
+        lib = self._find()
+        if lib is not None:
+            try:
+                self.prev = int(lib[0]())
+                if self.prev != 1:
+                    lib[1](1)
+            except Exception:  # noqa: BLE001
+                self.prev = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev is not None and self.prev != 1:
+            try:
+                self._lib[1](self.prev)
+            except Exception:  # noqa: BLE001
+                pass
+        return False
+
+
+def _newlines(buf: np.ndarray) -> np.ndarray:
+    """Byte offsets of every '\n' (in cache-sized pieces: faster than one pass here)."""
+    step = 1 << 18
+    if len(buf) <= step:
+        return np.flatnonzero(buf == 10)
+    parts = [np.flatnonzero(buf[s:s + step] == 10) + s for s in range(0, len(buf), step)]
+    return np.concatenate(parts)
+
+
+_RE_TOKEN = re.compile(rb"\S+")
+
+
+def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int,
+          std: _Layout | None) -> dict[str, Any]:
+    """Classify every line and parse the table rows, vectorised.
+
+    Returns rows (8, n) for the row-like lines (``rowline``: their 0-based line numbers), the
+    header / ``min lat`` line numbers, and ``other``: (start, end, line, kind) of the lines left to
+    Python — K_OTHER (banner, summary, trailers, noise) and K_BADROW (row-like but not parsed here:
+    Python parses it exactly or raises; ``rowpos`` maps its line to its column in rows)."""
     n = len(buf)
-    bounds = [0]
-    nthreads = 2 if n > (8 << 20) else 1
-    if nthreads > 1:
-        mid = n // 2
-        nlpos = np.flatnonzero(buf[mid:min(n, mid + (1 << 20))] == 10)
-        if len(nlpos):
-            bounds.append(mid + int(nlpos[0]) + 1)
-    bounds.append(n)
-    ranges = [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    if len(ranges) == 1:
-        results = [_scan_range(buf, ranges[0][0], ranges[0][1], P, tmpl, ml_off, ends)]
+    nl = _newlines(buf)
+    if n and (not len(nl) or nl[-1] != n - 1):
+        nl = np.append(nl, n)  # last line without '\n'
+    nlines = len(nl)
+    starts = np.empty(nlines, np.int64)
+    if nlines:
+        starts[0] = 0
+        starts[1:] = nl[:-1] + 1
+    ends = nl.copy()
+    if data.find(b"\r") >= 0:  # CRLF line ends
+        nz = ends > starts
+        cr = np.zeros(nlines, bool)
+        cr[nz] = buf[ends[nz] - 1] == 13
+        ends -= cr
+    last = max(n - 1, 0)
+    cs = starts
+    if P > 0:
+        okp = ((ends - starts) > P) & (buf[np.minimum(starts + P - 1, last)] == 32) \
+            & (buf[starts.clip(max=last)] - np.uint8(48) < 10) \
+            & (buf[np.minimum(starts + 4, last)] == 45)
+        cs = starts + P * okp
+    cl = ends - cs
+    e0 = int(std.ends[0]) if std is not None else 0
+    if std is not None:
+        # the first bytes of every line in one gather: column 0, column 4 ('-' of a date: a
+        # timestamped non-row line) and the last column of the sec field (a digit in every row)
+        k = max(e0, 5)
+        if n >= k:
+            inside = cs <= n - k  # the last few bytes of the file: left to Python
+            head = np.lib.stride_tricks.sliding_window_view(buf, k)[np.minimum(cs, n - k)]
+            c_first, c_4, c_last = head[:, 0], head[:, 4], head[:, e0 - 1]
+            cand = inside & (cl >= e0) & (c_last - np.uint8(48) < 10) & (c_4 != 45) \
+                & ((c_first == 32) | (c_first - np.uint8(48) < 10))
+        else:
+            cand = np.zeros(nlines, bool)
     else:
-        with ThreadPoolExecutor(len(ranges)) as ex:
-            results = list(ex.map(lambda r: _scan_range(buf, r[0], r[1], P, tmpl, ml_off, ends),
-                                  ranges))
-    base = 0
-    merged: dict[str, list] = {"out": [], "rowline": [], "hdr": [], "ml": [], "other": []}
-    for res in results:
-        merged["out"].append(res["out"])
-        merged["rowline"].append(res["rowline"] + base)
-        merged["hdr"].append(res["hdr"] + base)
-        merged["ml"].append(res["ml"] + base)
-        o = res["other"]
-        if base:
-            o = o.copy()
-            o[:, 2] += base
-        merged["other"].append(o)
-        base += res["lines"]
-    # "out" stays a list of (8, n) column-major blocks: the frame builder copies each value once
-    out: dict[str, Any] = {k: (np.concatenate(v) if len(v) > 1 else v[0])
-                           for k, v in merged.items() if k != "out"}
-    out["out"] = merged["out"]
-    out["lines"] = base
-    return out
+        cand = np.zeros(nlines, bool)
+    rest = np.flatnonzero(~cand)
+    # column headers: the first header's text (after the timestamp prefix)
+    T = len(tmpl)
+    hdr = np.zeros(0, np.int64)
+    if T:
+        h = rest[cl[rest] == T]
+        if len(h):
+            win = np.lib.stride_tricks.sliding_window_view(buf, T)
+            same = (win[cs[h]] == np.frombuffer(tmpl, np.uint8)).all(axis=1)
+            hdr = h[same]
+            if len(hdr):
+                keep = np.ones(len(rest), bool)
+                keep[np.searchsorted(rest, hdr)] = False
+                rest = rest[keep]
+    # periodic "min lat:" lines at the offset of the first one
+    ml = np.zeros(0, np.int64)
+    if ml_off >= 0 and len(rest):
+        r2 = rest[(ends[rest] - starts[rest]) >= ml_off + 8]
+        if len(r2):
+            win8 = np.lib.stride_tricks.sliding_window_view(buf, 8)
+            same = (win8[starts[r2] + ml_off] == np.frombuffer(b"min lat:", np.uint8)).all(axis=1)
+            ml = r2[same]
+            if len(ml):
+                keep = np.ones(len(rest), bool)
+                keep[np.searchsorted(rest, ml)] = False
+                rest = rest[keep]
+    # table rows, grouped by width; each group parsed with the layout that fits (the header's for
+    # rows of its width; else taken from a sample row and checked on every row)
+    rowline = np.flatnonzero(cand)
+    rows = np.empty((8, len(rowline)))
+    rcs, rcl = cs[rowline], cl[rowline]
+    pending: list[np.ndarray] = []
+    if len(rowline):
+        widths = np.flatnonzero(np.bincount(rcl)) if rcl.max() < (1 << 16) else np.unique(rcl)
+        if len(widths) <= 16:
+            groups = [np.flatnonzero(rcl == w) for w in widths]
+        else:
+            order = np.argsort(rcl, kind="stable")
+            cuts = np.flatnonzero(np.diff(rcl[order])) + 1
+            groups = np.split(order, cuts)
+        for sel in groups:
+            w = int(rcl[sel[0]])
+            todo = sel
+            lay = std if (std is not None and w == std.W) else None
+            for _attempt in range(8):
+                if lay is None:
+                    s0 = int(rcs[todo[0]])
+                    toks = list(_RE_TOKEN.finditer(data, s0, s0 + w))
+                    if len(toks) != 8 or toks[-1].end() - s0 != w:
+                        pending.append(todo[:1])
+                        todo = todo[1:]
+                        if not len(todo):
+                            break
+                        continue
+                    lay = _layout([t.end() - s0 for t in toks], True)
+                if not lay.usable:
+                    pending.append(todo)
+                    todo = todo[:0]
+                    break
+                contiguous = len(todo) == int(todo[-1]) - int(todo[0]) + 1
+                bad = _rows_fixed(buf, rcs[todo], lay, rows,
+                                  slice(int(todo[0]), int(todo[-1]) + 1) if contiguous else todo)
+                todo = todo[bad]
+                lay = None
+                if len(todo) <= 32:
+                    break
+            if len(todo):
+                pending.append(todo)
+    pend = np.concatenate(pending) if pending else np.zeros(0, np.int64)
+    pend_lines = rowline[pend]
+    other_lines = np.union1d(rest, pend_lines) if len(pend_lines) else rest
+    kinds = np.full(len(other_lines), K_OTHER, np.int64)
+    if len(pend_lines):
+        kinds[np.isin(other_lines, pend_lines)] = K_BADROW
+    other = np.stack([starts[other_lines], ends[other_lines], other_lines, kinds], axis=1) \
+        if len(other_lines) else np.zeros((0, 4), np.int64)
+    return {"rows": rows, "rowline": rowline, "hdr": hdr, "ml": ml, "other": other,
+            "rowpos": dict(zip(pend_lines.tolist(), pend.tolist())), "lines": nlines}
 
 
 # ------------------------------------------------------------------------------------- detection
@@ -636,10 +554,13 @@ def _strip_ts(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-def _slow_row(text: str, ends: list[int] | None) -> list[Decimal] | None:
-    """Python fallback for one row: timestamp prefix of another length, run-together values in a
-    row wider than the header.  Returns 8 Decimals (NaN for '-') or None."""
-    _, body = _strip_ts(text)
+def _slow_row(text: str, ends: list[int] | None) -> tuple[list[Decimal] | None, str]:
+    """Exact Python parser for one table row (rows the vectorised kernel left: a timestamp prefix of
+    another length, run-together values in a row wider than the header, exponents, nan).  Returns
+    (8 Decimals with NaN for '-', "") or (None, what was expected)."""
+    ts, body = _strip_ts(text)
+    if ts is not None and body[:1] == " ":  # "<timestamp> " then the row
+        body = body[1:]
     body = body.rstrip()
     toks = body.split()
     if len(toks) != 8 and ends is not None and len(body) == ends[-1]:
@@ -650,11 +571,13 @@ def _slow_row(text: str, ends: list[int] | None) -> list[Decimal] | None:
         for t in toks:
             parts = RE_GNUM.findall(t)
             if "".join(parts) != t:
-                return None
+                return None, (f"8 numeric columns (sec, Cur ops, started, finished, avg MB/s, "
+                              f"cur MB/s, last lat, avg lat), got {t[:30]!r}")
             toks2.extend(parts)
         toks = toks2
     if len(toks) != 8:
-        return None
+        return None, (f"8 columns (sec, Cur ops, started, finished, avg MB/s, cur MB/s, last lat, "
+                      f"avg lat), found {len(toks)}")
     vals = []
     for k, t in enumerate(toks):
         t = t.strip()
@@ -664,12 +587,15 @@ def _slow_row(text: str, ends: list[int] | None) -> list[Decimal] | None:
         try:
             d = _dec(t)
         except ValueError:
-            return None
-        if k < 4 and (d.is_nan() or d != d.to_integral_value() or d < 0 or "." in t
-                      or "e" in t.lower()):
-            return None
+            return None, f"column {k + 1} ({COLUMN_NAMES[k]}): a number, got {t[:30]!r}"
+        if k < 4 and (d.is_nan() or d < 0 or "." in t or "e" in t.lower()):
+            return None, f"column {k + 1} ({COLUMN_NAMES[k]}): a count, got {t[:30]!r}"
         vals.append(d)
-    return vals
+    return vals, ""
+
+
+def _row_values(row: list[Decimal]) -> list[float]:
+    return [_conv(d, "count" if k < 4 else ("mibs" if k < 6 else "lat")) for k, d in enumerate(row)]
 
 
 def _decode(b: bytes) -> str:
@@ -690,7 +616,7 @@ def parse(path: str | Path, data: bytes | None) -> Parsed:
         raise IngestError(path, "binary data (NUL byte): expected rados bench text output",
                           line=line_of_offset(data, nul))
     # JSON?  optional "hints = N" lines, then '{'
-    head = data.lstrip()
+    head = data[:1 << 16].lstrip()
     while head.startswith(b"hints"):
         nl = head.find(b"\n")
         if nl < 0:
@@ -712,7 +638,7 @@ def _find_header(data: bytes) -> tuple[int, re.Match | None]:
         ls = data.rfind(b"\n", 0, i) + 1
         le = data.find(b"\n", i)
         le = len(data) if le < 0 else le
-        line = _decode(data[ls:le]).rstrip("\r")
+        line = data[ls:le].decode("latin-1").rstrip("\r")  # 1 char per byte: columns = bytes
         m = RE_HEADER.match(line)
         if m and (not m.group("prefix").strip() or re.fullmatch(_TS, m.group("prefix").strip())):
             return ls, m
@@ -732,7 +658,7 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
         hline = hm.string
         ends_abs = [hm.end(f"c{k}") for k in range(8)]
         ends = np.array([e - P for e in ends_abs], np.int64)
-        tmpl = np.frombuffer(hline[P:].encode("latin-1", errors="replace"), np.uint8).copy()
+        tmpl = hline[P:].encode("latin-1")
         s_variant = bool(hm.group("s1"))
         header_variant = {
             "labels": "last lat(s)  avg lat(s)" if s_variant else "last lat   avg lat",
@@ -743,7 +669,7 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     else:
         P = 0
         ends = np.zeros(0, np.int64)
-        tmpl = np.zeros(0, np.uint8)
+        tmpl = b""
         s_variant = False
         header_variant = None
 
@@ -752,8 +678,12 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     if ml_first >= 0:
         ml_off = ml_first - (data.rfind(b"\n", 0, ml_first) + 1)
 
-    res = _scan_all(buf, P, tmpl, ml_off, ends)
-    blocks, rowline = [b for b in res["out"] if b.shape[1]], res["rowline"]
+    # the header's layout; rows of the '(s)' era are always space-separated
+    std = _layout([int(e) for e in ends], s_variant) if len(ends) else None
+    with _SingleThreadBLAS():
+        res = _scan(data, buf, P, tmpl, ml_off, std)
+    rows, rowline, rowpos = res["rows"], res["rowline"], res["rowpos"]
+    dropped_rows: list[int] = []
     hdr_lines = res["hdr"].tolist()
     ml_count = len(res["ml"])
     nlines = res["lines"]
@@ -774,18 +704,17 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     last_minlat = None
     ends_list = [int(x) for x in ends] if len(ends) else None
 
-    for start, end, ln, kind, ecode, eoff in res["other"].tolist():
+    for start, end, ln, kind in res["other"].tolist():
         lineno = ln + 1
         text = _decode(data[start:end])
         if kind == K_BADROW:
-            row = _slow_row(text, ends_list)
-            if row is None:
-                col = (eoff - start + 1) if eoff >= 0 else None
-                where = f" (column {col})" if col else ""
-                raise _err(path, f"bad table row{where}: expected {_ERR_TEXT.get(ecode, 'a row')}",
-                           lineno)
-            extra_rows.append((ln, row))
-            continue
+            row, why = _slow_row(text, ends_list)
+            if row is not None:
+                rows[:, rowpos[ln]] = _row_values(row)
+                continue
+            if RE_ROWLIKE.match(text):
+                raise _err(path, f"bad table row: expected {why}", lineno)
+            dropped_rows.append(rowpos[ln])  # not a row after all: classify it below
         m = RE_SUMMARY.match(text)
         if m:
             key = m.group("key")
@@ -802,9 +731,6 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
             except ValueError:
                 raise _err(path, f"summary line '{key}': expected a number, got {v[:40]!r}",
                            lineno) from None
-            if d.is_nan() or d.is_infinite() or d < 0:
-                raise _err(path, f"summary line '{key}': expected a non-negative number, "
-                                 f"got {v[:40]!r}", lineno)
             metric, ukind = _SUMMARY_KEYS[key]
             if metric in summary and summary[metric][1] != key:
                 raise _err(path, f"summary line '{key}': both '{summary[metric][1]}' and '{key}' "
@@ -863,21 +789,28 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
         if RE_SLOW_CLEAN.match(text):
             cleanup["slow_linear_search"] = True
             continue
+        if RE_ROWLIKE.match(text):
+            row, why = _slow_row(text, ends_list)
+            if row is None:
+                raise _err(path, f"bad table row: expected {why}", lineno)
+            extra_rows.append((ln, row))
+            continue
         if text.strip():
             skipped.append(lineno)
 
     # --------------------------------------------------------------------------- table rows
+    if dropped_rows:
+        keep = np.ones(len(rowline), bool)
+        keep[dropped_rows] = False
+        rows, rowline = rows[:, keep], rowline[keep]
     if extra_rows:
-        # rows the kernel left to the Python fallback (rare): merge them in line order
+        # rows only Python recognised (e.g. another timestamp width): merge them in line order
         xl = np.array([r[0] for r in extra_rows], np.int64)
-        xv = np.empty((8, len(extra_rows)))
-        for i, (_, row) in enumerate(extra_rows):
-            for k, d in enumerate(row):
-                xv[k, i] = _conv(d, "count" if k < 4 else ("mibs" if k < 6 else "lat"))
+        xv = np.array([_row_values(r[1]) for r in extra_rows])
         rowline = np.concatenate([rowline, xl])
         order = np.argsort(rowline, kind="stable")
         rowline = rowline[order]
-        blocks = [np.concatenate(blocks + [xv], axis=1)[:, order]]
+        rows = np.concatenate([rows, xv.T], axis=1)[:, order]
     nrows = len(rowline)
     all_hdr = sorted(hdr_lines + extra_hdr)
     if nrows:
@@ -934,22 +867,22 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     meta["era_guess"] = _era(data, s_variant, summary_labels_s, banner, summary, hints)
 
     # ------------------------------------------------------------------------------ summary
-    rows = []
+    srows = []
     for metric, (d, key, _ln) in summary.items():
-        rows.append(("", ddir, metric, _conv(d, _SUMMARY_KEYS[key][1]),
+        srows.append(("", ddir, metric, _conv(d, _SUMMARY_KEYS[key][1]),
                      _UNIT[_SUMMARY_KEYS[key][1]]))
     if "op_size" not in summary and op_size is not None:
-        rows.append(("", ddir, "op_size", float(op_size), "B"))
+        srows.append(("", ddir, "op_size", float(op_size), "B"))
         meta["op_size_from"] = "banner"
     if "object_size" not in summary and object_size is not None:
-        rows.append(("", ddir, "object_size", float(object_size), "B"))
+        srows.append(("", ddir, "object_size", float(object_size), "B"))
         meta["object_size_from"] = "banner"
     source = str(path)
-    sdf = summary_frame(source, rows)
-    series = _series_frame(source, ddir, blocks) if nrows else empty_frame(SERIES_COLUMNS)
+    sdf = summary_frame(source, srows)
+    series = _series_frame(source, ddir, rows) if nrows else empty_frame(SERIES_COLUMNS)
 
     if nrows:
-        _table_meta(meta, blocks, summary, concurrency)
+        _table_meta(meta, rows, summary, concurrency)
         meta["first_row"]["line"] = int(rowline[0]) + 1
         meta["last_row"]["line"] = int(rowline[-1]) + 1
     partial = bool(nrows) and summary_start is None
@@ -965,26 +898,20 @@ def _row_dict(v: np.ndarray) -> dict[str, float]:
     return {k: (None if math.isnan(x) else float(x)) for k, x in zip(keys, v.tolist())}
 
 
-def _column(blocks: list[np.ndarray], k: int) -> np.ndarray:
-    return np.concatenate([b[k] for b in blocks]) if len(blocks) > 1 else blocks[0][k]
-
-
-def _table_meta(meta: dict, blocks: list[np.ndarray], summary: dict,
-                concurrency: int | None) -> None:
-    """first/last row, sec monotonicity and the ops_total cross-check, from (8, n) blocks."""
-    sec = _column(blocks, 0)
+def _table_meta(meta: dict, rows: np.ndarray, summary: dict, concurrency: int | None) -> None:
+    """first/last row, sec monotonicity and the ops_total cross-check, from the (8, n) table."""
+    sec = rows[0]
     meta["sec_monotonic"] = bool(np.all(sec[1:] > sec[:-1]))
-    meta["first_row"] = _row_dict(blocks[0][:, 0])
-    meta["last_row"] = _row_dict(blocks[-1][:, -1])
+    meta["first_row"] = _row_dict(rows[:, 0])
+    meta["last_row"] = _row_dict(rows[:, -1])
     if "ops_total" in summary:
-        meta["check_ops_total_vs_table"] = _check(blocks, summary, concurrency)
+        meta["check_ops_total_vs_table"] = _check(rows, summary, concurrency)
 
 
-def _check(blocks: list[np.ndarray], summary: dict, concurrency: int | None) -> dict[str, Any]:
-    last = blocks[-1][:, -1]
-    sec, cur, started, finished = (float(x) for x in last[:4])
+def _check(rows: np.ndarray, summary: dict, concurrency: int | None) -> dict[str, Any]:
+    sec, cur, started, finished = (float(x) for x in rows[:4, -1])
     total = float(summary["ops_total"][0])
-    st = _column(blocks, 2)
+    st = rows[2]
     max_step = float(max(0.0, np.max(np.diff(st)))) if len(st) > 1 else 0.0
     ttime = float(summary["total_time"][0]) if "total_time" in summary else None
     slack = max(1.0, (ttime - sec) if ttime is not None else 1.0)
@@ -1033,7 +960,7 @@ def _era(data: bytes, s_variant: bool, summary_labels_s, banner, summary, hints)
     """A coarse guess of the Ceph era from output-format markers (rados bench prints no version)."""
     marks: list[str] = []
     guess = None
-    if re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", data[:1 << 20]):
+    if re.search(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", data[:1 << 16]):
         marks.append("ISO-8601 timestamps with 'T'")
         guess = guess or "Octopus 15.x or later (or a late-2019 master build)"
     if hints is not None:
@@ -1064,23 +991,16 @@ def _era(data: bytes, s_variant: bool, summary_labels_s, banner, summary, hints)
 
 
 def header_has_plain(data: bytes) -> bool:
-    return re.search(rb"cur MB/s\s+last lat\s+avg lat\s*\r?\n", data[:1 << 20]) is not None
+    return re.search(rb"cur MB/s\s+last lat\s+avg lat\s*\r?\n", data[:1 << 16]) is not None
 
 
-def _series_frame(source: str, ddir: str, blocks: list[np.ndarray]) -> pd.DataFrame:
-    """Tidy series for the 7 table metrics from (8, n) column blocks: each value is copied once into
-    its final column (no per-metric frames, no concat of categoricals)."""
-    n = sum(b.shape[1] for b in blocks)
+def _series_frame(source: str, ddir: str, rows: np.ndarray) -> pd.DataFrame:
+    """Tidy series for the 7 table metrics from the column-major (8, n) table, one allocation per
+    column (no per-metric frames, no concatenation of categoricals)."""
+    n = rows.shape[1]
     k = len(SERIES_METRICS)
-    value = np.empty(n * k)
-    t_s = np.empty(n * k)
-    off = 0
-    for b in blocks:
-        nb = b.shape[1]
-        for m in range(k):
-            value[m * n + off:m * n + off + nb] = b[m + 1]
-            t_s[m * n + off:m * n + off + nb] = b[0]
-        off += nb
+    value = np.ascontiguousarray(rows[1:]).reshape(-1)
+    t_s = np.tile(rows[0], k)
     zeros = np.zeros(n * k, np.int8)
     metrics = [m for m, _ in SERIES_METRICS]
     units = ["count", "B/s", "ns"]
@@ -1120,10 +1040,12 @@ _JSON_SUMMARY = {
     "min_latency": ("lat_min", "lat"),
 }
 _JSON_ROW = ("sec", "cur_ops", "started", "finished", "avg_bw", "cur_bw", "last_lat", "avg_lat")
+#: text obj_bencher writes with plain cout while the JSON formatter still buffers the object (a write
+#: without --no-cleanup): it can start mid-line, right after the last flushed '}'
 _TEXT_LINE_IN_JSON = re.compile(
-    rb"^(?:Cleaning up \(deleting benchmark objects\)|Removed \d+ objects?|Clean up completed and "
-    rb"total clean up time ?:\s*\S+|Warning: using slow linear search|hints = \d+)[ \t]*\r?$",
-    re.M)
+    rb"(?:\d{4}-\d\d-\d\d[ T][\d:.]+\S* )?(?:Cleaning up \(deleting benchmark objects\)|"
+    rb"Removed \d+ objects?|Clean up completed and total clean up time ?:[ \t]*[\d.e+-]+|"
+    rb"Warning: using slow linear search)[ \t]*\r?\n")
 
 
 def _parse_json(path: Path, data: bytes) -> Parsed:
@@ -1133,6 +1055,15 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
     pre = text[:brace]
     hints = re.search(r"hints = (\d+)", pre)
     cleanup: dict[str, Any] = {}
+
+    def clean_time(v: str, last: bool = False) -> float:
+        try:
+            return float(_dec(v))
+        except ValueError:
+            at = (data.rfind if last else data.find)(b"Clean up completed")
+            raise _err(path, "'Clean up completed' line: expected a time in seconds, got "
+                             f"{v[:30]!r}", line_of_offset(data, at) if at >= 0 else 1) from None
+
     dec = json.JSONDecoder(parse_float=str, parse_int=str)
     try:
         obj, end = dec.raw_decode(text, brace)
@@ -1148,10 +1079,11 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
                 cleanup["removed_objects"] = int(m.group("v"))
             m = RE_CLEAN_DONE.match(s)
             if m:
-                cleanup["cleanup_time_s"] = float(m.group("v"))
+                cleanup["cleanup_time_s"] = clean_time(m.group("v"))
             if s.startswith("Cleaning up"):
                 cleanup["started"] = True
-        text2 = _decode(_TEXT_LINE_IN_JSON.sub(b"", data))
+        # replaced by newlines (JSON whitespace), so error line numbers still match the file
+        text2 = _decode(_TEXT_LINE_IN_JSON.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data))
         try:
             obj, end = dec.raw_decode(text2, text2.find("{"))
         except json.JSONDecodeError as e2:
@@ -1168,7 +1100,7 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
         if m:
             cleanup["removed_objects"] = int(m.group("v"))
         elif (m := RE_CLEAN_DONE.match(s)):
-            cleanup["cleanup_time_s"] = float(m.group("v"))
+            cleanup["cleanup_time_s"] = clean_time(m.group("v"), last=True)
         elif RE_CLEAN_START.match(s):
             cleanup["started"] = True
         else:
@@ -1232,9 +1164,6 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
         except ValueError:
             raise _err(path, f"JSON '{key}': expected a number, got {v[:40]!r}",
                        line_of_key(key)) from None
-        if d.is_nan() or d.is_infinite() or d < 0:
-            raise _err(path, f"JSON '{key}': expected a non-negative number, got {v[:40]!r}",
-                       line_of_key(key))
         summary[metric] = (d, key)
     if dropped:
         meta["dropped"] = dropped
@@ -1277,12 +1206,11 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
     if "object_size" not in summary and object_size is not None:
         rows.append(("", ddir, "object_size", float(object_size), "B"))
     source = str(path)
-    blocks = [np.ascontiguousarray(vals.T)]
     if len(vals):
-        _table_meta(meta, blocks, {k: (v[0],) for k, v in summary.items()}, meta["concurrency"])
+        _table_meta(meta, vals.T, {k: (v[0],) for k, v in summary.items()}, meta["concurrency"])
     partial = bool(len(vals)) and "total_time" not in summary
     return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, rows),
-                  series=_series_frame(source, ddir, blocks) if len(vals)
+                  series=_series_frame(source, ddir, vals.T) if len(vals)
                   else empty_frame(SERIES_COLUMNS),
                   partial=partial)
 
