@@ -177,7 +177,7 @@ def _worker_ours_breakdown(path: str, small: str, res: dict) -> None:
     rss["read() of the big log, warm process: total"] = _rss_kb()
     labels = {"read_int_table": "  file scan: _scan.read_int_table (mmap + numba, 2 passes)",
               "_companion": "  companion fio JSON lookup + parse: _companion",
-              "_ddir_labels": "  ddir codes -> object array of labels: _ddir_labels",
+              "_ddir_labels": "  ddir codes -> categorical from codes: _ddir_labels",
               "_time_base": "  time column -> seconds: _time_base",
               "series_frame": "  tidy series DataFrame: series_frame",
               "summary_frame": "  summary DataFrame: summary_frame",

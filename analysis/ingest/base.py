@@ -107,15 +107,19 @@ def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]])
     return categorize(df[SUMMARY_COLUMNS])
 
 
-def series_frame(source: str, job: str, ddir: np.ndarray | str, metric: str, unit: str,
-                 t_s: np.ndarray, value: np.ndarray) -> pd.DataFrame:
-    """Build one metric's series (vectorised; ``ddir`` may be an array of labels or one label)."""
+def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str, metric: str,
+                 unit: str, t_s: np.ndarray, value: np.ndarray) -> pd.DataFrame:
+    """Build one metric's series (vectorised).
+
+    ``ddir`` is one label, a ready categorical (cheapest: build it from codes), or an array of labels.
+    """
     n = len(t_s)
     df = pd.DataFrame({
         "source": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[source]),
         "job": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[job]),
         "ddir": (pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[ddir])
-                 if isinstance(ddir, str) else pd.Categorical(ddir)),
+                 if isinstance(ddir, str) else
+                 ddir if isinstance(ddir, pd.Categorical) else pd.Categorical(ddir)),
         "metric": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[metric]),
         "value": np.asarray(value, dtype=np.float64),
         "unit": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[unit]),

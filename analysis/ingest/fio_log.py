@@ -133,13 +133,31 @@ def _time_base(t_ms: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
     return t_ms / 1000.0
 
 
-def _ddir_labels(path: Path, codes: np.ndarray) -> np.ndarray:
+def _ddir_labels(path: Path, codes: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
+    """Data directions as a categorical built from the codes (no per-row strings), and the codes present.
+
+    Codes 0-3 are fio's read/write/trim/sync; anything else is an error naming the first bad line.
+    """
     bad = (codes < 0) | (codes > 3)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise IngestError(path, f"data direction must be 0-3 (read/write/trim/sync), got {codes[row]}",
                           line=row + 1)
-    return DDIR_NAMES[codes]
+    present = np.flatnonzero(np.bincount(codes, minlength=4))
+    remap = np.full(4, -1, dtype=np.int8)
+    remap[present] = np.arange(len(present), dtype=np.int8)
+    cat = pd.Categorical.from_codes(remap[codes],
+                                    categories=pd.Index(DDIR_NAMES[present].tolist(), dtype="str"))
+    return cat, present
+
+
+def _by_ddir(codes: np.ndarray, present: np.ndarray, arr: np.ndarray):
+    """Yield (code, rows of ``arr`` with that code); no copy when the log holds one direction."""
+    if len(present) == 1:
+        yield int(present[0]), arr
+        return
+    for code in present:
+        yield int(code), arr[codes == code]
 
 
 def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
@@ -153,7 +171,7 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
     job = _job_key(name, companion)
     t_s = _time_base(tab[:, 0], meta)
     codes = tab[:, 2]
-    ddir = _ddir_labels(path, codes)
+    ddir, present = _ddir_labels(path, codes)
     bs = tab[:, 3]
     meta["per_io"] = bool(len(bs) and (bs > 0).all())
     meta["windowed"] = bool(len(bs) and (bs == 0).all())
@@ -185,9 +203,8 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
 
     rows = []
     checks: dict[str, Any] = {}
-    for code in np.unique(codes):
+    for code, v in _by_ddir(codes, present, value):
         d = str(DDIR_NAMES[code])
-        v = value[codes == code]
         rows += [(job, d, f"{metric}_mean", float(v.mean()), unit),
                  (job, d, f"{metric}_min", float(v.min()), unit),
                  (job, d, f"{metric}_max", float(v.max()), unit),
@@ -268,7 +285,7 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     values = coarse_bin_values(full, coarse) * scale
     t_s = _time_base(tab[:, 0], meta)
     codes = tab[:, 1]
-    ddir = _ddir_labels(path, codes)
+    ddir, present = _ddir_labels(path, codes)
     counts = tab[:, 3:]
     if (counts < 0).any():
         row = int(np.flatnonzero((counts < 0).any(axis=1))[0])
@@ -281,9 +298,9 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     series = concat_tidy(frames, SERIES_COLUMNS)
     rows = []
     checks = {}
-    for code in np.unique(codes):
+    for code, sub in _by_ddir(codes, present, counts):
         d = str(DDIR_NAMES[code])
-        tot = counts[codes == code].sum(axis=0)
+        tot = sub.sum(axis=0)
         if tot.sum() == 0:
             continue
         cum = interval_percentiles(tot[None, :], values, LOG_QS)[0]
