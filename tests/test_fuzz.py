@@ -20,6 +20,7 @@ SEEDS = {
 if (CORPUS / "fio_json").is_dir():
     SEEDS["fio-json-2x"] = CORPUS / "fio_json" / "pkb_fio-2.1.4_sample-result.json"
 SEEDS["rados-bench"] = FIXTURES / "rados_bench" / "ceph-16.2.15_write_4k_t4_22s_cleanup.txt"
+SEEDS["ceph-pg-timeline"] = FIXTURES / "ceph_timeline" / "scrub-snaptrim-recovery.jsonl"
 
 
 @st.composite

@@ -1,7 +1,8 @@
 """Readers for benchmark outputs; ``read(path)`` detects the format from the content.
 
 Kinds: ``fio-json`` (json and json+), ``fio-log`` (lat/clat/slat/iops/bw logs), ``fio-hist-log``,
-``rados-bench`` (text and ``--format json``).
+``rados-bench`` (text and ``--format json``), ``ceph-pg-timeline`` (the capture's background-operation
+timeline JSONL).
 """
 
 from __future__ import annotations

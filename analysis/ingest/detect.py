@@ -15,8 +15,8 @@ from .compress import read_all, read_head
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("fio", "radosbench", "fio_log")
-KINDS = ("fio-json", "rados-bench", "fio-hist-log", "fio-log")
+_READERS = ("ceph_timeline", "fio", "radosbench", "fio_log")
+KINDS = ("ceph-pg-timeline", "fio-json", "rados-bench", "fio-hist-log", "fio-log")
 
 
 def _modules():
@@ -43,7 +43,8 @@ def read(path: str | Path) -> Parsed:
     except OSError as e:
         raise IngestError(path, f"cannot read file: {e.strerror}") from None
     if not head.strip():
-        raise IngestError(path, "empty file: expected fio JSON, a fio log or rados bench output", line=1)
+        raise IngestError(path, "empty file: expected fio JSON, a fio log, rados bench output or a "
+                                "cephqos-pg-timeline", line=1)
     for mod in _modules():
         kind = mod.sniff(head)
         if kind:
@@ -63,4 +64,5 @@ def read(path: str | Path) -> Parsed:
                 raise IngestError(path, f"unexpected content for {kind} "
                                         f"({type(e).__name__}: {e})") from e
     raise IngestError(path, "unrecognised content: expected fio JSON/json+ output, a fio "
-                            "lat/clat/slat/iops/bw or histogram log, or rados bench output", line=1)
+                            "lat/clat/slat/iops/bw or histogram log, rados bench output or a "
+                            "cephqos-pg-timeline", line=1)

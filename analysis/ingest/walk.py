@@ -32,13 +32,13 @@ import pandas as pd
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, union_str_categoricals
 from .detect import detect, read
 
-KEY_COLUMNS = ["campaign", "scenario", "scheduler", "profile", "repeat", "run"]
+KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
 CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 MANIFEST = "MANIFEST.sha256"
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
               "osd_ra", "iteration")
-_SKIP_DIRS = {".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
+_SKIP_DIRS = {"_inprogress", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
 
 
 @dataclass

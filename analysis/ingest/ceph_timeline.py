@@ -1,0 +1,481 @@
+"""Reader for the background-operation timeline (``cephqos-pg-timeline`` JSONL, version 1).
+
+Written by ``capture/ceph/pgpoll.py``: a header line (``format``, ``version``, ``ceph_version``,
+``pools`` id → name, ``pg_fields``, ``interval_s``, ``started_unix``); one sample line per poll
+(``{"t", "pgs": [[...pg_fields...], ...]}`` or ``{"t", "error"}`` for a failed poll); mark lines from the
+harness (``{"t", "mark", "pool"?}``); event lines from the cluster log (``{"t", "event", "pgid", "osd"}``,
+``t`` = the log line's own stamp); a trailer ``{"t", "end": true, "samples"}``.  All times unix s.
+
+Time base: ``t_s`` = seconds since the ``fio_start`` mark, else since the header's ``started_unix``
+(``meta["t0_unix"]``, ``meta["t0_from"]``); marks are in ``meta["marks"]`` as ``t_s``.
+
+Series (``job`` = pool name, ``ddir`` ""), one row per sample × pool × metric: ``pgs``,
+``pgs_active_clean`` (flags exactly {active, clean}), ``pgs_scrubbing`` (flag ``scrubbing``, deep
+included), ``pgs_deep_scrubbing`` (``scrubbing`` and ``deep``), ``pgs_snaptrim`` (``snaptrim`` or
+``snaptrim_wait``), ``pgs_recovering`` (``recovering``/``recovery_wait``/``backfilling``/
+``backfill_wait``) (count); ``objects`` (count) and ``bytes`` (B): sums of ``num_objects``/``num_bytes``,
+which are *logical* (one replica, clones included); ``objects_degraded``/``_misplaced``/``_unfound``,
+``snaptrim_queue`` (count, sum of ``snaptrimq_len``); for the pool named by ``deep_scrub_requested``:
+``objects_scrubbed`` (count) / ``bytes_scrubbed`` (B), the pool's PGs whose ``last_deep_scrub_stamp`` ≥
+the request (cumulative).
+
+Summary (durations have the poll interval as resolution: ``meta["resolution_s"]`` = median spacing):
+
+* Scrub (job = scrubbed pool; the studies' "Scrub Duration (s)" and "Average scrub throughput"):
+  ``scrub_duration`` (s) = ``deep_scrub_requested`` mark → the last PG's deep-scrub completion, a PG's
+  completion being its first ``deep-scrub ok`` (or ``deep-scrub N errors``) event at/after the mark,
+  else (no event for it) the first ``last_deep_scrub_stamp`` ≥ the mark seen in a sample (Ceph 16.2
+  stamps it at the "deep-scrub ok"); ``meta["scrub_duration_from"]`` says ``events``, ``stamps`` or
+  ``events+stamps``.  Emitted only when every PG of the pool (the last sample's PG set) completed.
+  ``scrub_pgs`` / ``scrub_pgs_done`` (count) always; ``scrub_objects`` (count) / ``scrub_bytes`` (B) =
+  pool totals at the last sample at/before the mark (else the first after); ``scrub_rate`` (B/s) =
+  scrub_bytes / duration; ``scrub_rate_objects`` (1/s) = scrub_objects / duration.  Logical bytes:
+  each replica reads them, so the cluster reads ``size`` × this.
+* Snaptrim (job = pool of ``snap_removed``; "trimming N clone objects", objects/s):
+  ``snaptrim_duration`` (s) = mark → first sample after the mark with ``snaptrim_queue`` == 0 and
+  ``pgs_snaptrim`` == 0 that follows a sample after the mark showing trimming (queue > 0 or a snaptrim
+  flag): Ceph needs 1–3 s to queue trimming after rmsnap, so an idle sample right after the mark does
+  not end it.  ``snaptrim_objects`` (count) = pool ``objects`` at the last sample at/before the mark −
+  at the end sample (clones removed); ``snaptrim_rate`` (1/s) = objects / duration.
+* Recovery (job "" = cluster; "misplaced objects recovered per second"): ``recovery_duration`` (s) =
+  ``recovery_enabled`` mark → first sample after it with cluster-wide degraded, misplaced and unfound
+  == 0 and every PG active+clean; ``recovery_objects`` (count) = degraded + misplaced at the last
+  sample at/before the mark (if 0 there: the max over samples in the 5 s after it);
+  ``recovery_rate`` (1/s) = objects / duration.
+
+A background operation that started but did not finish within the timeline, a missing trailer
+(interrupted capture) or a truncated last line make the result ``partial``; reasons are listed in
+``meta["incomplete"]``.  Ordering: sample/trailer lines (the poller's clock) and mark lines (the
+harness's clock) must each not go back by more than 1 s; event lines carry the cluster log's stamps,
+which reach the log file 1–3 s late (OSD → mon → Paxos), so they are exempt.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .base import SERIES_COLUMNS, IngestError, Parsed, empty_frame, summary_frame
+
+KIND = "ceph-pg-timeline"
+FORMAT = "cephqos-pg-timeline"
+VERSIONS = (1,)
+#: allowed step back in time within one clock's lines (s)
+BACKWARDS_TOLERANCE_S = 1.0
+#: window after ``recovery_enabled`` searched for the object count when it was 0 at the mark (s)
+RECOVERY_COUNT_WINDOW_S = 5.0
+
+_SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*"format"[ \t]*:[ \t]*"cephqos-pg-timeline"')
+_VERSION = re.compile(r"ceph version (\d+(?:\.\d+)+)")
+_DEEP_DONE = re.compile(r"^deep-scrub (?:ok|\d+ errors)")
+_HEADER_HINT = ('expected header {"format": "cephqos-pg-timeline", "version": 1, "pools": {...}, '
+                '"pg_fields": [...], ...}')
+
+#: pg_fields column → (series metric, unit), summed per pool and sample
+_SUMS = {"num_objects": ("objects", "count"), "num_bytes": ("bytes", "B"),
+         "degraded": ("objects_degraded", "count"), "misplaced": ("objects_misplaced", "count"),
+         "unfound": ("objects_unfound", "count"), "snaptrimq_len": ("snaptrim_queue", "count")}
+_STAMPS = ("last_scrub_stamp", "last_deep_scrub_stamp")
+#: state-flag counts: metric → predicate on the set of '+'-separated flags
+_FLAGS = {
+    "pgs_active_clean": lambda f: f == {"active", "clean"},
+    "pgs_scrubbing": lambda f: "scrubbing" in f,
+    "pgs_deep_scrubbing": lambda f: "scrubbing" in f and "deep" in f,
+    "pgs_snaptrim": lambda f: "snaptrim" in f or "snaptrim_wait" in f,
+    "pgs_recovering": lambda f: bool(f & {"recovering", "recovery_wait", "backfilling", "backfill_wait"}),
+}
+_SERIES = ([("pgs", "count")] + [(m, "count") for m in _FLAGS] + list(_SUMS.values())
+           + [("objects_scrubbed", "count"), ("bytes_scrubbed", "B")])
+
+
+def sniff(head: bytes) -> bool:
+    """A first line that is a JSON object whose first key is ``"format": "cephqos-pg-timeline"``."""
+    return _SNIFF.match(head) is not None
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    try:
+        f = float(x)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _header(path: Path, obj: Any, ln: int) -> dict[str, Any]:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        raise IngestError(path, _HEADER_HINT, line=ln)
+    v = obj.get("version")
+    if isinstance(v, bool) or v not in VERSIONS:
+        raise IngestError(path, f"unsupported timeline version {v!r:.40}: this reader knows version 1",
+                          line=ln)
+    pools = obj.get("pools")
+    if not isinstance(pools, dict) or not all(isinstance(n, str) for n in pools.values()):
+        raise IngestError(path, 'expected "pools" in the header: an object pool id → pool name', line=ln)
+    fields = obj.get("pg_fields")
+    if (not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
+            or len(set(fields)) != len(fields) or "pgid" not in fields or "state" not in fields):
+        raise IngestError(path, 'expected "pg_fields" in the header: a list of distinct column names '
+                                'including "pgid" and "state"', line=ln)
+    return obj
+
+
+def _float_col(col: pd.Series) -> np.ndarray:
+    """Numbers → float64, None → NaN; with any text/list/object in the column, each such value → NaN
+    (the caller flags the non-null ones)."""
+    try:
+        return np.array(col.to_numpy(dtype=object), dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return np.array([np.nan if (f := _number(x)) is None else f for x in col], dtype=np.float64)
+
+
+def _load(path: Path, data: bytes) -> dict[str, Any]:
+    """Split and decode the lines; validate header, times and PG rows."""
+    lines = data.split(b"\n")
+    last_nb = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
+    truncated_tail = last_nb >= 0 and last_nb == len(lines) - 1  # no newline after the last line
+    hdr: dict[str, Any] | None = None
+    nf = 0
+    out: dict[str, Any] = {"samples": [], "marks": [], "events": [], "poll_errors": [],
+                           "trailer": None, "truncated": False, "unknown_lines": 0}
+    latest = {"poll": -math.inf, "mark": -math.inf}
+    for i, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        ln = i + 1
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, huge ints
+            if hdr is not None and i == last_nb and truncated_tail and out["trailer"] is None:
+                out["truncated"] = True
+                break
+            if hdr is None:
+                raise IngestError(path, f"{_HEADER_HINT}; not JSON ({e})", line=ln) from None
+            raise IngestError(path, f"expected one JSON object per line ({e})", line=ln) from None
+        if hdr is None:
+            hdr = _header(path, obj, ln)
+            nf = len(hdr["pg_fields"])
+            continue
+        if not isinstance(obj, dict):
+            raise IngestError(path, "expected a JSON object", line=ln)
+        if out["trailer"] is not None:
+            raise IngestError(path, "expected nothing after the trailer {\"end\": true}", line=ln)
+        t = _number(obj.get("t"))
+        if t is None:
+            raise IngestError(path, f'expected "t" as a number (unix s), got {obj.get("t")!r:.40}',
+                              line=ln)
+        stream = ("mark" if "mark" in obj else None if "event" in obj
+                  else "poll" if ("pgs" in obj or "error" in obj or obj.get("end") is True) else None)
+        if stream is not None:
+            if t < latest[stream] - BACKWARDS_TOLERANCE_S:
+                raise IngestError(path, f"time goes backwards: t={t:.3f} is "
+                                        f"{latest[stream] - t:.3f} s before an earlier "
+                                        f"{'mark' if stream == 'mark' else 'sample'} line", line=ln)
+            latest[stream] = max(latest[stream], t)
+        if "mark" in obj:
+            pool = obj.get("pool")
+            out["marks"].append((str(obj["mark"]), t, None if pool is None else str(pool)))
+        elif "event" in obj:
+            out["events"].append((t, str(obj["event"]), str(obj.get("pgid", "")), str(obj.get("osd", ""))))
+        elif obj.get("end") is True:
+            out["trailer"] = obj
+        elif "pgs" in obj:
+            pgs = obj["pgs"]
+            if not isinstance(pgs, list) or not all(isinstance(r, list) and len(r) == nf for r in pgs):
+                raise IngestError(path, f'expected "pgs" as a list of rows of {nf} values (pg_fields)',
+                                  line=ln)
+            out["samples"].append((t, ln, pgs))
+        elif "error" in obj:
+            out["poll_errors"].append(str(obj["error"])[:300])
+        else:
+            out["unknown_lines"] += 1
+    if hdr is None:
+        raise IngestError(path, _HEADER_HINT + "; the file has no lines", line=1)
+    out["header"] = hdr
+    return out
+
+
+def _pg_table(path: Path, fields: list[str], pools: dict[str, str],
+              samples: list[tuple[float, int, list]]) -> tuple[pd.DataFrame, np.ndarray]:
+    """All PG rows of all samples, long: ``sample`` (index into the time-sorted sample times), ``pool``,
+    ``pgid``, flag counts (0/1) and the numeric pg_fields; returns (table, sample times)."""
+    ts = np.array([s[0] for s in samples], dtype=np.float64)
+    order = np.argsort(ts, kind="stable")
+    rank = np.empty(len(ts), dtype=np.int64)
+    rank[order] = np.arange(len(ts))
+    n_per = np.array([len(s[2]) for s in samples], dtype=np.int64)
+    flat = [row for s in samples for row in s[2]]
+    raw = pd.DataFrame(flat, columns=fields, dtype=object) if flat else \
+        pd.DataFrame({f: pd.Series(dtype=object) for f in fields})
+    line_of = np.repeat(np.array([s[1] for s in samples], dtype=np.int64), n_per)
+    for f in ("pgid", "state"):
+        ok = (np.ones(len(raw), dtype=bool) if pd.api.types.infer_dtype(raw[f], skipna=False) == "string"
+              else raw[f].map(lambda x: isinstance(x, str)).to_numpy(bool))
+        if f == "pgid" and ok.all():
+            ok = raw[f].str.contains(".", regex=False).to_numpy(bool)
+        if not ok.all():
+            raise IngestError(path, f'expected "{f}" as text'
+                              + (' "<pool>.<hex>"' if f == "pgid" else ""),
+                              line=int(line_of[np.argmin(ok)]))
+    pgid = raw["pgid"].astype(str)
+    pid = pgid.str.partition(".")[0] if len(pgid) else pgid
+    t = pd.DataFrame({"sample": rank[np.repeat(np.arange(len(ts)), n_per)],
+                      "pool": pid.map(pools).fillna(pid).astype(str), "pgid": pgid, "pgs": 1})
+    states = raw["state"].astype("category")
+    flagsets = [frozenset(str(c).split("+")) for c in states.cat.categories]
+    codes = states.cat.codes.to_numpy()
+    for metric, pred in _FLAGS.items():
+        t[metric] = np.array([pred(f) for f in flagsets] or [False], dtype=np.int64)[codes]
+    for f in [f for f in fields if f in _SUMS or f in _STAMPS]:
+        v = _float_col(raw[f])
+        bad = raw[f].notna().to_numpy(bool) & ~np.isfinite(v)
+        if bad.any():
+            raise IngestError(path, f'expected "{f}" as a number or null',
+                              line=int(line_of[np.argmax(bad)]))
+        t[f] = v
+    return t, ts[order]
+
+
+def _first(mask: np.ndarray) -> int | None:
+    idx = np.flatnonzero(mask)
+    return int(idx[0]) if len(idx) else None
+
+
+def _at_or_before(tt: np.ndarray, t: float, fallback_after: bool = False) -> int | None:
+    """Index of the last time ≤ t (else, with ``fallback_after``, the first one after)."""
+    idx = np.flatnonzero(tt <= t)
+    if len(idx):
+        return int(idx[-1])
+    return _first(tt > t) if fallback_after else None
+
+
+def parse(path: Path, data: bytes) -> Parsed:
+    source = str(path)
+    doc = _load(path, data)
+    hdr = doc["header"]
+    fields: list[str] = hdr["pg_fields"]
+    pools: dict[str, str] = {str(k): v for k, v in hdr["pools"].items()}
+    ceph_version = str(hdr.get("ceph_version") or "")
+    mv = _VERSION.search(ceph_version)
+    incomplete: list[str] = []
+
+    marks: dict[str, float] = {}
+    mark_pools: dict[str, str] = {}
+    dup_marks = 0
+    for name, t, pool in doc["marks"]:
+        if name in marks:
+            dup_marks += 1
+            continue
+        marks[name] = t
+        if pool is not None:
+            mark_pools[name] = pool
+    started = _number(hdr.get("started_unix"))
+    if "fio_start" in marks:
+        t0, t0_from = marks["fio_start"], "fio_start"
+    elif started is not None:
+        t0, t0_from = started, "started_unix"
+    else:
+        first = [s[0] for s in doc["samples"]] + [m[1] for m in doc["marks"]]
+        t0, t0_from = (min(first), "first_line") if first else (0.0, "none")
+
+    tab, ts = _pg_table(path, fields, pools, doc["samples"])
+    meta: dict[str, Any] = {
+        "tool": "ceph", "tool_version": mv.group(1) if mv else None, "ceph_version": ceph_version,
+        "format_version": hdr["version"], "pools": pools, "pg_fields": fields,
+        "interval_s": _number(hdr.get("interval_s")), "started_unix": started,
+        "t0_unix": t0, "t0_from": t0_from,
+        "marks": {k: v - t0 for k, v in marks.items()}, "mark_pools": mark_pools,
+        "samples": len(ts), "poll_errors": len(doc["poll_errors"]),
+        "poll_error_examples": doc["poll_errors"][:3], "events": len(doc["events"]),
+        "resolution_s": float(np.median(np.diff(ts))) if len(ts) > 1 else None,
+        "trailer": doc["trailer"] is not None, "truncated_last_line": doc["truncated"],
+    }
+    if dup_marks:
+        meta["duplicate_marks"] = dup_marks  # the first of each name is used
+    if doc["unknown_lines"]:
+        meta["unknown_lines"] = doc["unknown_lines"]
+    if doc["trailer"] is None:
+        incomplete.append("no trailer: the capture was interrupted"
+                          + (" (last line truncated)" if doc["truncated"] else ""))
+    else:
+        meta["trailer_samples"] = doc["trailer"].get("samples")
+
+    evl = doc["events"]
+    ev_pid = pd.Series([e[2].partition(".")[0] for e in evl], dtype=object)
+    ev = pd.DataFrame({"t": np.array([e[0] for e in evl], dtype=np.float64),
+                       "event": pd.Series([e[1] for e in evl], dtype=object),
+                       "pgid": pd.Series([e[2] for e in evl], dtype=object),
+                       "pool": ev_pid.map(pools).fillna(ev_pid)})
+    meta["event_counts"] = {str(k): int(v) for k, v in ev["event"].value_counts().items()}
+
+    # scrub progress of the requested pool, per PG row
+    scrub_pool = mark_pools.get("deep_scrub_requested")
+    t_req = marks.get("deep_scrub_requested")
+    if t_req is not None and scrub_pool is not None and "last_deep_scrub_stamp" in tab:
+        done = (tab["pool"] == scrub_pool).to_numpy() & (tab["last_deep_scrub_stamp"] >= t_req).to_numpy()
+        if "num_objects" in tab:
+            tab["objects_scrubbed"] = np.where(done, tab["num_objects"].fillna(0), 0.0)
+        if "num_bytes" in tab:
+            tab["bytes_scrubbed"] = np.where(done, tab["num_bytes"].fillna(0), 0.0)
+
+    value_cols = [c for c in tab.columns if c not in ("sample", "pool", "pgid") and c not in _STAMPS]
+    per_pool = tab.groupby(["pool", "sample"], sort=True)[value_cols].sum()
+    per_pool = per_pool.rename(columns={k: v[0] for k, v in _SUMS.items()})
+    series = _series(source, per_pool, ts - t0, scrub_pool)
+
+    rows: list[tuple[str, str, str, float, str]] = []
+    if t_req is not None:
+        if scrub_pool is None:
+            incomplete.append("deep_scrub_requested names no pool: scrub not measured")
+        else:
+            rows += _scrub(tab, per_pool, ts, ev, scrub_pool, t_req, meta, incomplete)
+    if "snap_removed" in marks:
+        snap_pool = mark_pools.get("snap_removed")
+        if snap_pool is None:
+            incomplete.append("snap_removed names no pool: snaptrim not measured")
+        else:
+            rows += _snaptrim(per_pool, ts, snap_pool, marks["snap_removed"], incomplete)
+    if "recovery_enabled" in marks:
+        rows += _recovery(tab, ts, marks["recovery_enabled"], incomplete)
+    meta["incomplete"] = incomplete
+    return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, rows),
+                  series=series, partial=bool(incomplete))
+
+
+def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: str | None) -> pd.DataFrame:
+    """The (pool, sample) × metric table → tidy rows ordered by pool, metric, time (one build)."""
+    metrics = [(m, u) for m, u in _SERIES if m in per_pool]
+    if not len(per_pool) or not metrics:
+        return empty_frame(SERIES_COLUMNS)
+    vals = per_pool[[m for m, _ in metrics]].to_numpy(np.float64)
+    pool_codes, pool_names = pd.factorize(per_pool.index.get_level_values("pool"))
+    sample = per_pool.index.get_level_values("sample").to_numpy()
+    keep = np.ones(vals.shape, dtype=bool)
+    for j, (m, _) in enumerate(metrics):
+        if m in ("objects_scrubbed", "bytes_scrubbed"):
+            keep[:, j] = pool_names[pool_codes] == scrub_pool
+    ri, mj = np.nonzero(keep)
+    order = np.lexsort((sample[ri], mj, pool_codes[ri]))
+    ri, mj = ri[order], mj[order]
+    units = sorted({u for _, u in metrics})
+    unit_of = np.array([units.index(u) for _, u in metrics], dtype=np.int8)
+    n = len(ri)
+    zeros = np.zeros(n, dtype=np.int8)
+    return pd.DataFrame({
+        "source": pd.Categorical.from_codes(zeros, categories=[source]),
+        "job": pd.Categorical.from_codes(pool_codes[ri], categories=pool_names),
+        "ddir": pd.Categorical.from_codes(zeros, categories=[""]),
+        "metric": pd.Categorical.from_codes(mj, categories=[m for m, _ in metrics]),
+        "value": vals[ri, mj],
+        "unit": pd.Categorical.from_codes(unit_of[mj], categories=units),
+        "t_s": t_s[sample[ri]],
+    })[SERIES_COLUMNS]
+
+
+def _pool_table(per_pool: pd.DataFrame, pool: str) -> pd.DataFrame | None:
+    if pool not in per_pool.index.get_level_values("pool"):
+        return None
+    return per_pool.xs(pool, level="pool")
+
+
+def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.DataFrame, pool: str,
+           t_req: float, meta: dict[str, Any], incomplete: list[str]) -> list[tuple]:
+    g = _pool_table(per_pool, pool)
+    if g is None:
+        incomplete.append(f"no PGs of scrubbed pool {pool!r} in the samples")
+        return []
+    rows: list[tuple] = []
+    tt = ts[g.index.to_numpy()]
+    i = _at_or_before(tt, t_req, fallback_after=True)
+    objects = float(g["objects"].iloc[i]) if "objects" in g else None
+    nbytes = float(g["bytes"].iloc[i]) if "bytes" in g else None
+    mine = tab[tab["pool"] == pool]
+    pg_set = pd.Index(mine.loc[mine["sample"] == mine["sample"].max(), "pgid"].unique())
+    # per PG: first completion at/after the request, from the cluster log, else from the stamps
+    is_done = ev["event"].map(lambda x: _DEEP_DONE.match(x) is not None).astype(bool)
+    ok = ev[(ev["pool"] == pool) & (ev["t"] >= t_req) & is_done]
+    by_event = ok.groupby("pgid")["t"].min()
+    if "last_deep_scrub_stamp" in mine:
+        st = mine[mine["last_deep_scrub_stamp"] >= t_req]
+        by_stamp = st.groupby("pgid")["last_deep_scrub_stamp"].min()
+    else:
+        by_stamp = pd.Series(dtype=np.float64)
+    end = by_event.combine_first(by_stamp).reindex(pg_set)
+    n_done = int(end.notna().sum())
+    rows += [(pool, "", "scrub_pgs", float(len(pg_set)), "count"),
+             (pool, "", "scrub_pgs_done", float(n_done), "count")]
+    if objects is not None:
+        rows.append((pool, "", "scrub_objects", objects, "count"))
+    if nbytes is not None:
+        rows.append((pool, "", "scrub_bytes", nbytes, "B"))
+    if n_done < len(pg_set):
+        incomplete.append(f"deep scrub of pool {pool!r} unfinished: {n_done} of {len(pg_set)} PGs done")
+        return rows
+    from_event = pg_set.isin(by_event.index)
+    meta["scrub_duration_from"] = ("events" if from_event.all() else
+                                   "stamps" if not from_event.any() else "events+stamps")
+    dur = float(end.max()) - t_req
+    rows.append((pool, "", "scrub_duration", dur, "s"))
+    if dur > 0:
+        if nbytes is not None:
+            rows.append((pool, "", "scrub_rate", nbytes / dur, "B/s"))
+        if objects is not None:
+            rows.append((pool, "", "scrub_rate_objects", objects / dur, "1/s"))
+    return rows
+
+
+def _snaptrim(per_pool: pd.DataFrame, ts: np.ndarray, pool: str, t_rm: float,
+              incomplete: list[str]) -> list[tuple]:
+    g = _pool_table(per_pool, pool)
+    if g is None:
+        incomplete.append(f"no PGs of snap pool {pool!r} in the samples")
+        return []
+    tt = ts[g.index.to_numpy()]
+    queue = g["snaptrim_queue"].to_numpy() if "snaptrim_queue" in g else np.zeros(len(g))
+    active = (queue > 0) | (g["pgs_snaptrim"].to_numpy() > 0)
+    after = tt > t_rm
+    seen = _first(after & active)
+    if seen is None:
+        incomplete.append(f"snaptrim of pool {pool!r} never seen after snap_removed")
+        return []
+    end = _first(after & ~active & (np.arange(len(tt)) > seen))
+    if end is None:
+        incomplete.append(f"snaptrim of pool {pool!r} unfinished at the end of the timeline")
+        return []
+    dur = float(tt[end] - t_rm)
+    rows: list[tuple] = [(pool, "", "snaptrim_duration", dur, "s")]
+    before = _at_or_before(tt, t_rm)
+    if "objects" in g and before is not None:
+        n = float(g["objects"].iloc[before] - g["objects"].iloc[end])
+        rows += [(pool, "", "snaptrim_objects", n, "count"), (pool, "", "snaptrim_rate", n / dur, "1/s")]
+    return rows
+
+
+def _recovery(tab: pd.DataFrame, ts: np.ndarray, t_rec: float, incomplete: list[str]) -> list[tuple]:
+    cols = [c for c in ("degraded", "misplaced", "unfound") if c in tab]
+    c = tab.groupby("sample", sort=True)[["pgs", "pgs_active_clean"] + cols].sum()
+    tt = ts[c.index.to_numpy()]
+    dirty = np.zeros(len(c)) if not cols else c[cols].to_numpy().sum(axis=1)
+    pgs = c["pgs"].to_numpy()
+    clean = (pgs > 0) & (c["pgs_active_clean"].to_numpy() == pgs) & (dirty == 0)
+    end = _first((tt > t_rec) & clean)
+    todo = c[[x for x in ("degraded", "misplaced") if x in c]].to_numpy().sum(axis=1)
+    before = _at_or_before(tt, t_rec)
+    n = float(todo[before]) if before is not None else 0.0
+    if n == 0:
+        window = (tt > t_rec) & (tt <= t_rec + RECOVERY_COUNT_WINDOW_S)
+        n = float(todo[window].max()) if window.any() else 0.0
+    rows: list[tuple] = [("", "", "recovery_objects", n, "count")]
+    if end is None:
+        incomplete.append("recovery unfinished at the end of the timeline")
+        return rows
+    dur = float(tt[end] - t_rec)
+    rows += [("", "", "recovery_duration", dur, "s"), ("", "", "recovery_rate", n / dur, "1/s")]
+    return rows

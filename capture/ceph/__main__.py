@@ -1,0 +1,155 @@
+"""python -m capture.ceph {plan,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph 16.2 cluster.
+
+  plan CAMPAIGN.yaml [--out DIR]            the run order and which runs are done
+  run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N]
+                                            bring a cluster up, do the runs not yet done, tear down
+  teardown [--workdir DIR]                  kill a leftover cluster's daemons (by its pid files)
+
+Run it alone on the machine: no tests, builds or helpers beside it (each run measures the CPU used
+outside the benchmark and redoes a run that was disturbed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+from . import campaign as cp
+from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir
+
+DEFAULT_OUT = Path("data/raw/ceph-qos")
+
+
+def _log(msg: str) -> None:
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+def cmd_plan(a) -> int:
+    doc = cp.load(a.campaign)
+    root = a.out / doc["campaign"]
+    runs = cp.plan(doc)
+    for r in runs:
+        print(f"{r.order:4d}  {cp.status(root, r):8s} {r.relpath}")
+    left = cp.remaining(root, runs)
+    print(f"{len(runs)} runs, {len(runs) - len(left)} done, {len(left)} to do")
+    return 0
+
+
+def _freeze_campaign_file(src: Path, root: Path) -> None:
+    """The campaign file is copied beside the data once; a later sitting must use the same file."""
+    root.mkdir(parents=True, exist_ok=True)
+    dst = root / "campaign.yaml"
+    if dst.exists():
+        if dst.read_bytes() != src.read_bytes():
+            raise cp.CampaignError(f"{src} differs from {dst}, the file the first sitting ran with: "
+                                   "a campaign's settings cannot change between sittings (start a new "
+                                   "campaign name instead)")
+    else:
+        shutil.copyfile(src, dst)
+
+
+def cmd_run(a) -> int:
+    from .runner import Runner
+    doc = cp.load(a.campaign)
+    root = a.out / doc["campaign"]
+    runs = cp.plan(doc)
+    todo = cp.remaining(root, runs)
+    if a.max_runs is not None:
+        todo = todo[:a.max_runs]
+    if not todo:
+        _log("nothing to do: every run has its done marker")
+        return 0
+    workdir = Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster"))
+    preflight(workdir)
+    ensure_packages(_log)
+    _freeze_campaign_file(Path(a.campaign), root)
+    if (root / "_inprogress").exists():
+        _log(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")
+        shutil.rmtree(root / "_inprogress")
+    deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
+    runner = Runner(doc, Path(a.campaign), a.out, _log)
+    sitting = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+    rc = 0
+    thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
+    try:
+        runner.bring_up()
+        for run in todo:
+            if deadline and time.time() > deadline:
+                _log("time budget reached: stopping before the next run (resume later)")
+                break
+            for attempt in range(1, 4):
+                _log(f"run {run.order} {run.relpath} (attempt {attempt})")
+                try:
+                    info = runner.one(run)
+                except ClusterError as e:
+                    _log(f"  FAILED: {e}")
+                    runner.discard(run)
+                    sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
+                    runner.cl.wait_clean(timeout=600)
+                    continue
+                cpu = info["cpu"]
+                if cpu["outside_cpu_frac"] > thr:
+                    _log(f"  disturbed: {cpu['outside_cpu_s']:.1f} CPU s outside the benchmark "
+                         f"({cpu['outside_cpu_frac']:.2f} of a CPU > {thr}); redoing")
+                    runner.discard(run)
+                    sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
+                    continue
+                info["attempt"] = attempt
+                dest = runner.finish(run, info)
+                sitting["runs"].append({"run": run.relpath, "status": "done", "duration_s": info["duration_s"]})
+                _log(f"  done in {info['duration_s']:.0f} s → {dest}; outside CPU "
+                     f"{cpu['outside_cpu_frac']:.3f}; unfinished: {info['background_unfinished'] or 'none'}")
+                break
+    except KeyboardInterrupt as e:
+        _log(f"interrupted ({e}); tearing down")
+        rc = 130
+    except Exception as e:
+        _log(f"ERROR: {type(e).__name__}: {e}; tearing down")
+        rc = 1
+    finally:
+        runner.cl.down()
+        shutil.rmtree(runner.cl.dir, ignore_errors=True)
+        sitting["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(sitting, indent=1) + "\n")
+        left = cp.remaining(root, runs)
+        _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m capture.ceph", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("campaign")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    r = sub.add_parser("run")
+    r.add_argument("campaign")
+    r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    r.add_argument("--max-minutes", type=float, default=None)
+    r.add_argument("--max-runs", type=int, default=None)
+    t = sub.add_parser("teardown")
+    t.add_argument("--workdir", type=Path, default=Path("/var/tmp/cephqos-cluster"))
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "plan":
+            return cmd_plan(a)
+        if a.cmd == "run":
+            return cmd_run(a)
+        print("killed PIDs:", teardown_workdir(a.workdir))
+        return 0
+    except (cp.CampaignError, ClusterError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""A throwaway single-node Ceph 16.2 cluster on 127.0.0.1 (1 mon, 1 mgr, N BlueStore OSDs on
+sparse files), started from Debian's packages, cephx off.  Only PIDs this object started are ever
+signalled.  Steps and pitfalls: ../shared/notes/ceph-single-node.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import render_ceph_conf
+
+PACKAGES = ["ceph-mon", "ceph-osd", "ceph-mgr", "ceph-common", "ceph-base", "fio",
+            "python3-rados", "python3-rbd"]
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+def preflight(workdir: Path) -> None:
+    """Refuse to start without root, or beside a cluster from an earlier run."""
+    if os.geteuid() != 0:
+        raise ClusterError("needs root (Ceph daemons, /proc of all processes): run with sudo")
+    pids = []
+    for pf in (workdir / "run").glob("*.pid") if (workdir / "run").exists() else []:
+        try:
+            pid = int(pf.read_text().split()[0])
+            os.kill(pid, 0)
+            pids.append(pid)
+        except (ValueError, OSError, IndexError):
+            pass
+    busy = [p for p in (3300, 6789) if _port_open(p)]
+    if pids or busy:
+        raise ClusterError(
+            f"a cluster from an earlier run is still there ({workdir}: live PIDs {pids}; "
+            f"ports in use {busy}). Stop it with `python -m capture.ceph teardown --workdir {workdir}` "
+            f"(kills only the PIDs in its pid files) or stop whatever listens on those ports, then retry.")
+    if workdir.exists():
+        shutil.rmtree(workdir)  # dead leftovers of an earlier run: nothing of value in there
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.3)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def ensure_packages(log: Callable[[str], None]) -> None:
+    missing = [p for p in ("ceph-mon", "ceph-osd", "ceph-mgr", "ceph", "fio") if not shutil.which(p)]
+    ok = subprocess.run(["/usr/bin/python3", "-c", "import rados, rbd"], capture_output=True).returncode == 0
+    if missing or not ok:
+        log(f"installing Debian packages ({', '.join(PACKAGES)})")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
+                        "-o", "DPkg::Lock::Timeout=600"] + PACKAGES, check=True, env=env)
+
+
+def teardown_workdir(workdir: Path) -> list[int]:
+    """Kill the daemons whose pid files are in ``workdir`` (nothing else), then remove it."""
+    killed = []
+    for pf in (workdir / "run").glob("*.pid") if (workdir / "run").exists() else []:
+        try:
+            pid = int(pf.read_text().split()[0])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (ValueError, OSError, IndexError):
+            pass
+    time.sleep(1)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return killed
+
+
+class Cluster:
+    def __init__(self, workdir: Path, osds: int, osd_size_bytes: int, osd_memory_target: int,
+                 log: Callable[[str], None] = print) -> None:
+        self.dir = Path(workdir)
+        self.n = osds
+        self.osd_size = osd_size_bytes
+        self.mem = osd_memory_target
+        self.log = log
+        self.conf = self.dir / "ceph.conf"
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.fsid = str(uuid.uuid4())
+
+    # ------------------------------------------------------------------ commands
+    def ceph(self, *args: str, fmt_json: bool = False, timeout: float = 120, check: bool = True) -> Any:
+        cmd = ["ceph", "--conf", str(self.conf)] + list(args) + (["--format", "json"] if fmt_json else [])
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise ClusterError(f"{' '.join(cmd[3:])}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+        if fmt_json:
+            return json.loads(p.stdout) if p.stdout.strip() else None
+        return p.stdout
+
+    def rados(self, *args: str, timeout: float = 600) -> str:
+        p = subprocess.run(["rados", "--conf", str(self.conf)] + list(args), capture_output=True,
+                           text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise ClusterError(f"rados {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+        return p.stdout
+
+    def py(self, script: str, *args: str, timeout: float = 1800) -> str:
+        """Run one of our helper scripts under /usr/bin/python3 (where the rados bindings import)."""
+        here = Path(__file__).parent
+        p = subprocess.run(["/usr/bin/python3", str(here / script), "--conf", str(self.conf)] + list(args),
+                           capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise ClusterError(f"{script} {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-600:]}")
+        return p.stdout
+
+    def config_set(self, who: str, settings: dict[str, Any]) -> None:
+        for k, v in settings.items():
+            self.ceph("config", "set", who, k, str(v))
+
+    # ------------------------------------------------------------------ daemons
+    def _start(self, name: str, argv: list[str]) -> None:
+        logf = open(self.dir / "log" / f"{name}.stdout", "ab")
+        self.procs[name] = subprocess.Popen(argv + ["--conf", str(self.conf)], stdout=logf,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def _stop(self, name: str, timeout: float = 60) -> None:
+        p = self.procs.pop(name, None)
+        if p is None or p.poll() is not None:
+            return
+        p.terminate()
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+
+    def pids(self) -> dict[str, int]:
+        return {k: p.pid for k, p in self.procs.items() if p.poll() is None}
+
+    def up(self, settings: dict[str, Any]) -> None:
+        """Create and start the cluster; ``settings`` go into the mon config DB before OSDs start."""
+        t0 = time.time()
+        for sub in ("run", "log", "mon/mon.a", "mgr/mgr.x", "crash"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(render_ceph_conf(self.fsid, str(self.dir), self.osd_size, self.mem))
+        kr = self.dir / "keyring"
+        subprocess.run(["ceph-authtool", "--create-keyring", str(kr), "--gen-key", "-n", "mon.",
+                        "--cap", "mon", "allow *"], check=True, capture_output=True)
+        subprocess.run(["ceph-authtool", str(kr), "--gen-key", "-n", "client.admin", "--cap", "mon",
+                        "allow *", "--cap", "osd", "allow *", "--cap", "mgr", "allow *"],
+                       check=True, capture_output=True)
+        mm = self.dir / "monmap"
+        subprocess.run(["monmaptool", "--create", "--fsid", self.fsid, "--addv", "a",
+                        "[v2:127.0.0.1:3300,v1:127.0.0.1:6789]", str(mm)], check=True, capture_output=True)
+        subprocess.run(["ceph-mon", "--conf", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(mm),
+                        "--keyring", str(kr)], check=True, capture_output=True)
+        self._start("mon.a", ["ceph-mon", "-f", "-i", "a"])
+        self._wait(lambda: self.ceph("mon", "stat", check=False, timeout=10), 60, "mon up")
+        self.config_set("osd", settings)
+        self._start("mgr.x", ["ceph-mgr", "-f", "-i", "x"])
+        for i in range(self.n):
+            u = str(uuid.uuid4())
+            osd_id = int(self.ceph("osd", "new", u).strip())
+            (self.dir / "osd" / str(osd_id)).mkdir(parents=True, exist_ok=True)
+            subprocess.run(["ceph-osd", "--conf", str(self.conf), "-i", str(osd_id), "--mkfs",
+                            "--osd-uuid", u], check=True, capture_output=True)
+        for i in range(self.n):
+            self.start_osd(i)
+        self.wait_osds(self.n, up=True)
+        self._wait(lambda: (self.ceph("mgr", "stat", fmt_json=True) or {}).get("available"), 120,
+                   "mgr available")
+        self.log(f"cluster up in {time.time() - t0:.0f} s (fsid {self.fsid})")
+
+    def start_osd(self, i: int) -> None:
+        self._start(f"osd.{i}", ["ceph-osd", "-f", "-i", str(i)])
+
+    def stop_osd(self, i: int) -> None:
+        self._stop(f"osd.{i}")
+
+    def restart_osds(self) -> float:
+        """Stop every OSD, start them again, wait until all are up and all PGs active+clean."""
+        t0 = time.time()
+        for i in range(self.n):
+            self.stop_osd(i)
+        for i in range(self.n):
+            self.start_osd(i)
+        self.wait_osds(self.n, up=True)
+        self.wait_clean()
+        return time.time() - t0
+
+    def down(self) -> None:
+        for name in [k for k in self.procs if k.startswith("osd.")] + ["mgr.x", "mon.a"]:
+            try:
+                self._stop(name, timeout=30)
+            except Exception as e:  # keep going: every PID we started must go
+                self.log(f"stopping {name}: {e}")
+        for p in list(self.procs.values()):
+            if p.poll() is None:
+                p.kill()
+
+    # ------------------------------------------------------------------ waiting
+    def _wait(self, cond: Callable[[], Any], timeout: float, what: str, every: float = 1.0) -> Any:
+        end = time.time() + timeout
+        last_err = None
+        while time.time() < end:
+            try:
+                v = cond()
+                if v:
+                    return v
+            except (ClusterError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+                last_err = e
+            for name, p in self.procs.items():
+                if p.poll() is not None:
+                    raise ClusterError(f"{name} exited with {p.returncode} while waiting for {what}; "
+                                       f"see {self.dir}/log/{name}.log")
+            time.sleep(every)
+        raise ClusterError(f"timed out after {timeout:.0f} s waiting for {what}"
+                           + (f" (last error: {last_err})" if last_err else ""))
+
+    def wait_osds(self, n: int, up: bool = True, timeout: float = 180) -> None:
+        def ok():
+            s = self.ceph("osd", "stat", fmt_json=True, timeout=20)
+            return s.get("num_up_osds") == n if up else True
+        self._wait(ok, timeout, f"{n} OSDs up")
+
+    def pg_states(self) -> dict[str, int]:
+        s = self.ceph("pg", "stat", fmt_json=True, timeout=30)
+        summ = s.get("pg_summary", s)
+        return {d["name"]: d["num"] for d in summ.get("num_pg_by_state", [])}
+
+    def wait_clean(self, timeout: float = 300) -> None:
+        def ok():
+            st = self.pg_states()
+            return bool(st) and set(st) == {"active+clean"}
+        self._wait(ok, timeout, "all PGs active+clean", every=2.0)
+
+    def wait_peered(self, timeout: float = 180) -> None:
+        """All PGs active (degraded/undersized/waiting is fine), none peering/unknown/down."""
+        def ok():
+            st = self.pg_states()
+            return bool(st) and all("active" in k and "peering" not in k for k in st)
+        self._wait(ok, timeout, "all PGs active", every=2.0)
+
+    def osd_config(self, i: int, with_defaults: bool = False) -> dict[str, str]:
+        """What osd.i runs (``config show``: non-default values; or every option)."""
+        doc = self.ceph("config", "show-with-defaults" if with_defaults else "show", f"osd.{i}",
+                        fmt_json=True, timeout=30)
+        if isinstance(doc, list):
+            return {d["name"]: str(d["value"]) for d in doc}
+        return {k: str(v) for k, v in (doc or {}).items()}

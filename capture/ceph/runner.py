@@ -1,0 +1,333 @@
+"""Run a campaign on a real cluster: per run, set the arm, restart OSDs, verify, prepare the
+scenario, run fio beside the background operations, record everything, mark it done.
+
+Run directory (``data/raw/ceph-qos/<campaign>/<scenario>/<arm>/rep-NN/``): ``run.json`` (keys,
+anchors, effective config, machine facts, disturbance figures), ``fio.json`` (json+), fio 1 s logs and
+clat histogram logs (gz), ``timeline.jsonl.gz`` (pgpoll.py), ``sysutil.jsonl.gz`` (1 Hz /proc),
+``osd_config.json.gz`` (``ceph config show`` of every OSD), ``cluster-log.txt.gz`` (the cluster log
+lines of the run's window), ``done`` (written last).  A run is written under ``_inprogress/`` and
+moved into place only when complete, so ingest never sees half a run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from . import campaign as cp
+from .cluster import Cluster, ClusterError
+from .config import RECORDED_KEYS, arm_settings, base_settings, check_applied
+from .monitor import CpuAccount, SysMon
+
+HERE = Path(__file__).parent
+
+
+def machine_facts() -> dict[str, Any]:
+    mem = next(int(l.split()[1]) * 1024 for l in Path("/proc/meminfo").read_text().splitlines()
+               if l.startswith("MemTotal"))
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), "")
+    return {"nproc": os.cpu_count(), "mem_total_B": mem, "cpu_model": cpu,
+            "kernel": platform.release(), "hostname": platform.node()}
+
+
+def _gz(path: Path) -> None:
+    with open(path, "rb") as f, gzip.open(str(path) + ".gz", "wb", compresslevel=9) as g:
+        shutil.copyfileobj(f, g)
+    path.unlink()
+
+
+class Poller:
+    """pgpoll.py as a child: marks go to its stdin, so they land in order in one file."""
+
+    def __init__(self, cl: Cluster, out: Path) -> None:
+        self.p = subprocess.Popen(
+            ["/usr/bin/python3", str(HERE / "pgpoll.py"), "--conf", str(cl.conf), "--out", str(out),
+             "--cluster-log", str(cl.dir / "log" / "cluster.log")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(str(out) + ".stderr", "w"),
+            text=True)
+
+    def mark(self, name: str, **kw: Any) -> float:
+        t = time.time()
+        self.p.stdin.write(json.dumps({"t": round(t, 3), "mark": name, **kw}) + "\n")
+        self.p.stdin.flush()
+        return t
+
+    def do(self, op: str, **kw: Any) -> float:
+        """Have the poller start a background operation; returns its mark time (unix s)."""
+        self.p.stdin.write(json.dumps({"do": op, **kw}) + "\n")
+        self.p.stdin.flush()
+        line = self.p.stdout.readline()
+        if not line:
+            raise ClusterError(f"pgpoll exited while starting {op}")
+        return float(json.loads(line)["t"])
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        self.p.wait(30)
+
+
+class Runner:
+    def __init__(self, doc: dict[str, Any], campaign_file: Path, out_root: Path,
+                 log: Callable[[str], None] = print) -> None:
+        self.doc, self.file, self.log = doc, campaign_file, log
+        self.root = out_root / doc["campaign"]
+        c = doc["cluster"]
+        self.capacity = float(c["mclock_capacity_iops"])
+        self.shards = 8
+        self.pg_num = int(c.get("pg_num", 32))
+        self.cl = Cluster(Path(c.get("workdir", "/var/tmp/cephqos-cluster")), int(c["osds"]),
+                          int(c["osd_size_gib"]) << 30, int(c["osd_memory_target_mib"]) << 20, log)
+        self.base = base_settings(self.capacity, doc.get("osd_config"))
+        self.applied_scenario_keys: set[str] = set()
+
+    # ------------------------------------------------------------------ cluster lifetime
+    def bring_up(self) -> None:
+        self.cl.up(self.base)
+        cl, c, p = self.cl, self.doc["client"], self.doc.get("pools", {})
+        for pool in ("client", "scrub"):
+            cl.ceph("osd", "pool", "create", pool, str(self.pg_num), str(self.pg_num))
+            cl.ceph("osd", "pool", "set", pool, "size", "3")
+        cl.ceph("osd", "pool", "application", "enable", "client", "rbd")
+        cl.ceph("osd", "pool", "application", "enable", "scrub", "rados")
+        subprocess.run(["rbd", "--conf", str(cl.conf), "create", "client/img", "--size",
+                        f"{int(c['image_mib'])}M"], check=True, capture_output=True)
+        t = time.time()
+        subprocess.run(["fio", "--name=prefill", "--ioengine=rbd", "--clientname=admin", "--pool=client",
+                        "--rbdname=img", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1",
+                        "--output-format=terse"], check=True, capture_output=True,
+                       env=dict(os.environ, CEPH_CONF=str(cl.conf)))
+        self.log(f"client image {c['image_mib']} MiB prefilled in {time.time() - t:.0f} s")
+        n, kib = int(p.get("scrub_objects", 0)), int(p.get("scrub_object_kib", 32))
+        if n:
+            out = json.loads(cl.py("objfill.py", "--pool", "scrub", "--count", str(n),
+                                   "--size", str(kib << 10)))
+            self.log(f"scrub pool: {n} × {kib} KiB objects in {out['seconds']:.0f} s")
+        cl.wait_clean()
+        self.cluster_facts = {"fsid": cl.fsid, "brought_up": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                              "versions": cl.ceph("versions", fmt_json=True)}
+
+    # ------------------------------------------------------------------ one run
+    def settings_for(self, run: cp.Run) -> dict[str, Any]:
+        arm = self.doc["arms"][run.arm]
+        sc = self.doc["scenarios"][run.scenario]
+        out = arm_settings(arm, self.capacity, self.shards)
+        out = {**(sc.get("osd_config") or {}), **out}
+        return out
+
+    def apply(self, run: cp.Run) -> tuple[dict[str, Any], float]:
+        cl = self.cl
+        want = self.settings_for(run)
+        # a key an earlier run set and this one does not: back to the campaign base / Ceph default
+        for k in sorted(self.applied_scenario_keys - set(want)):
+            if k in self.base:
+                cl.ceph("config", "set", "osd", k, str(self.base[k]))
+            else:
+                cl.ceph("config", "rm", "osd", k)
+        cl.config_set("osd", want)
+        self.applied_scenario_keys = set(want)
+        return want, cl.restart_osds()
+
+    def verify(self, want: dict[str, Any], rundir: Path) -> dict[str, Any]:
+        shown, nondefault = {}, {}
+        for i in range(self.cl.n):
+            full = self.cl.osd_config(i, with_defaults=True)
+            nondefault[f"osd.{i}"] = self.cl.osd_config(i)
+            shown[f"osd.{i}"] = {**{k: full.get(k) for k in RECORDED_KEYS}, **nondefault[f"osd.{i}"]}
+        with gzip.open(rundir / "osd_config.json.gz", "wt") as f:
+            json.dump({"note": "per OSD: every non-default option (ceph config show) plus the "
+                               "recorded keys from ceph config show-with-defaults", "osds": shown},
+                      f, indent=1, sort_keys=True)
+        bad = {o: check_applied(want, s) for o, s in shown.items()}
+        bad = {o: b for o, b in bad.items() if b}
+        if bad:
+            raise ClusterError(f"OSDs do not run the arm's settings: {bad}")
+        ref = shown["osd.0"]
+        eff = {k: ref.get(k) for k in RECORDED_KEYS}
+        differ = sorted(k for k in RECORDED_KEYS if len({s.get(k) for s in shown.values()}) > 1)
+        return {"effective": eff, "differ_between_osds": differ}
+
+    def prepare(self, sc: dict[str, Any], rundir: Path) -> dict[str, Any]:
+        cl, p, facts = self.cl, self.doc.get("pools", {}), {}
+        bg = sc.get("background", [])
+        if "snaptrim" in bg:
+            cl.ceph("osd", "pool", "create", "snap", str(self.pg_num), str(self.pg_num))
+            cl.ceph("osd", "pool", "application", "enable", "snap", "rados")
+            n, kib = int(p["snap_objects"]), int(p["snap_object_kib"])
+            m = int(round(n * float(p.get("snap_overwrite", 0.8))))
+            a = json.loads(cl.py("objfill.py", "--pool", "snap", "--count", str(n), "--size", str(kib << 10)))
+            cl.rados("-p", "snap", "mksnap", "s1")
+            b = json.loads(cl.py("objfill.py", "--pool", "snap", "--count", str(m), "--size", str(kib << 10)))
+            facts["snap"] = {"objects": n, "object_B": kib << 10, "overwritten": m,
+                             "fill_s": a["seconds"], "overwrite_s": b["seconds"]}
+        if "recovery" in bg:
+            victim = self.cl.n - 1
+            cl.ceph("osd", "pool", "create", "recovery", str(self.pg_num), str(self.pg_num))
+            cl.ceph("osd", "pool", "application", "enable", "recovery", "rados")
+            cl.wait_clean()
+            for flag in ("nobackfill", "norecover", "norebalance"):
+                cl.ceph("osd", "set", flag)
+            cl.stop_osd(victim)
+            cl.ceph("osd", "down", str(victim))
+            cl.ceph("osd", "out", str(victim))
+            cl.wait_osds(self.cl.n - 1)
+            cl.wait_peered()
+            n, kib = int(p["recovery_objects"]), int(p["recovery_object_kib"])
+            a = json.loads(cl.py("objfill.py", "--pool", "recovery", "--count", str(n),
+                                 "--size", str(kib << 10)))
+            cl.start_osd(victim)
+            cl.ceph("osd", "in", str(victim))
+            cl.wait_osds(self.cl.n)
+            cl.wait_peered()
+            facts["recovery"] = {"victim": f"osd.{victim}", "objects": n, "object_B": kib << 10,
+                                 "fill_s": a["seconds"], "pg_states_before": cl.pg_states()}
+        return facts
+
+    def trigger(self, op: str, poller: Poller) -> float:
+        if op == "deep_scrub":
+            return poller.do("deep_scrub", pool="scrub")
+        if op == "snaptrim":
+            return poller.do("snaptrim", pool="snap", snap="s1")
+        if op == "recovery":
+            return poller.do("recovery")
+        raise ValueError(op)
+
+    def finished(self, op: str, t_req: float) -> bool:
+        pgs = self.cl.ceph("pg", "dump", "pgs", fmt_json=True, timeout=60)
+        stats = pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs
+        pools = {str(d["poolnum"]): d["poolname"] for d in self.cl.ceph("osd", "lspools", fmt_json=True)}
+        mine = lambda name: [s for s in stats if pools.get(s["pgid"].split(".")[0]) == name]
+        if op == "deep_scrub":
+            from .pgpoll_stamp import stamp
+            return all((stamp(s.get("last_deep_scrub_stamp")) or 0) >= t_req for s in mine("scrub"))
+        if op == "snaptrim":
+            return time.time() - t_req > 5 and all(
+                s.get("snaptrimq_len", 0) == 0 and "snaptrim" not in s["state"] for s in mine("snap"))
+        if op == "recovery":
+            return all(s["state"] == "active+clean" and s["stat_sum"].get("num_objects_degraded", 0) == 0
+                       and s["stat_sum"].get("num_objects_misplaced", 0) == 0 for s in stats)
+        raise ValueError(op)
+
+    def fio_argv(self, sc: dict[str, Any]) -> list[str]:
+        c = {**self.doc["client"], **(sc.get("client") or {})}
+        return ["fio", "--name=client", "--ioengine=rbd", "--clientname=admin", "--pool=client",
+                "--rbdname=img", f"--rw={c['rw']}", f"--bs={c['bs']}", f"--iodepth={c['iodepth']}",
+                "--numjobs=1", "--direct=1", "--time_based", f"--runtime={c['runtime_s']}",
+                "--randrepeat=0", "--output-format=json+", "--output=fio.json",
+                "--write_lat_log=client", "--write_bw_log=client", "--write_iops_log=client",
+                "--log_avg_msec=1000", "--write_hist_log=client", "--log_hist_msec=1000"] + \
+               (["--rwmixread=" + str(c["rwmixread"])] if "rwmixread" in c else [])
+
+    def one(self, run: cp.Run) -> dict[str, Any]:
+        sc = self.doc["scenarios"][run.scenario]
+        stage = self.root / "_inprogress" / run.relpath
+        if stage.exists():
+            shutil.rmtree(stage)
+        stage.mkdir(parents=True)
+        cl = self.cl
+        info: dict[str, Any] = {"campaign": run.campaign, "scenario": run.scenario, "arm": run.arm,
+                                "repeat": run.repeat, "plan_order": run.order, "origin": "measured"}
+        arm = self.doc["arms"][run.arm]
+        info["scheduler"] = arm["osd_op_queue"]
+        info["profile"] = arm.get("osd_mclock_profile")
+        info["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3]
+        t_start = time.time()
+        want, restart_s = self.apply(run)
+        info["osd_restart_s"] = round(restart_s, 1)
+        info["osd_config"] = {"requested": want, **self.verify(want, stage)}
+        info["prepare"] = self.prepare(sc, stage)
+        acct = CpuAccount()
+        acct.track(list(cl.pids().values()))
+        poller = Poller(cl, stage / "timeline.jsonl")
+        acct.track([poller.p.pid])
+        mon = SysMon(stage / "sysutil.jsonl")
+        mon.start()
+        time.sleep(2.0)  # a couple of timeline samples before client IO
+        log_pos = (cl.dir / "log" / "cluster.log").stat().st_size
+        env = dict(os.environ, CEPH_CONF=str(cl.conf))
+        t_fio = poller.mark("fio_start")
+        fio = subprocess.Popen(self.fio_argv(sc), cwd=stage, env=env, stdout=subprocess.DEVNULL,
+                               stderr=open(stage / "fio.stderr", "w"))
+        anchors: dict[str, float] = {"fio_spawn_unix": t_fio}
+        bg = sc.get("background", [])
+        if bg:
+            delay = float(sc.get("bg_start_s", 10))
+            while time.time() < t_fio + delay and fio.poll() is None:
+                time.sleep(0.05)
+            for op in bg:
+                anchors[f"{op}_unix"] = self.trigger(op, poller)
+        rc = fio.wait()
+        anchors["fio_exit_unix"] = poller.mark("fio_end")
+        if rc != 0:
+            raise ClusterError(f"fio exited {rc}: {(stage / 'fio.stderr').read_text()[-500:]}")
+        max_wait = float(sc.get("max_wait_after_fio_s", self.doc.get("max_wait_after_fio_s", 300)))
+        end = time.time() + max_wait
+        pending = list(bg)
+        done_at = {}
+        while pending and time.time() < end:
+            for op in list(pending):
+                if self.finished(op, anchors[f"{op}_unix"]):
+                    pending.remove(op)
+                    done_at[op] = time.time()
+            time.sleep(2)
+        time.sleep(2)  # one more timeline sample after the end
+        info["background_unfinished"] = pending
+        info["background_done_seen_unix"] = done_at
+        poller.close()
+        mon.stop()
+        info["cpu"] = acct.result(list(cl.pids().values()))
+        info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        with open(cl.dir / "log" / "cluster.log", "rb") as f:
+            f.seek(log_pos)
+            (stage / "cluster-log.txt").write_bytes(f.read())
+        fj = json.loads((stage / "fio.json").read_text())
+        anchors["fio_timestamp_ms"] = fj.get("timestamp_ms")
+        anchors["fio_job_runtime_ms"] = fj["jobs"][0].get("job_runtime")
+        # fio 3.33's JSON has no job start; its end stamp minus the job's runtime is the log's t=0
+        anchors["fio_t0_unix"] = (fj["timestamp_ms"] - fj["jobs"][0]["job_runtime"]) / 1000.0
+        info["anchors"] = anchors
+        info["anchor_note"] = ("fio log times are ms since fio_t0_unix (= fio timestamp_ms - job_runtime, "
+                               "unix s); background ops started at <op>_unix (unix s, written by "
+                               "pgpoll.py just before it sent the request; same host clock)")
+        info["fio_argv"] = self.fio_argv(sc)
+        info["fio_version"] = fj.get("fio version")
+        info["scenario_config"] = sc
+        info["arm_config"] = arm
+        info["cluster"] = self.cluster_facts
+        info["campaign_file"] = self.file.name
+        info["machine"] = machine_facts()
+        info["duration_s"] = round(time.time() - t_start, 1)
+        # cleanup of per-run pools, so the next run starts from the same state
+        for pool in ("snap", "recovery"):
+            if "snaptrim" in bg and pool == "snap" or "recovery" in bg and pool == "recovery":
+                cl.ceph("osd", "pool", "delete", pool, pool, "--yes-i-really-really-mean-it")
+        for flag in ("nobackfill", "norecover", "norebalance"):
+            cl.ceph("osd", "unset", flag, check=False)
+        for f in list(stage.iterdir()):
+            if f.suffix in (".log", ".jsonl") or f.name == "cluster-log.txt":
+                _gz(f)
+        for f in stage.glob("*.stderr"):
+            if f.stat().st_size == 0:
+                f.unlink()
+        return info
+
+    def finish(self, run: cp.Run, info: dict[str, Any]) -> Path:
+        stage = self.root / "_inprogress" / run.relpath
+        (stage / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
+        (stage / cp.DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+        dest = self.root / run.relpath
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage, dest)
+        return dest
+
+    def discard(self, run: cp.Run) -> None:
+        shutil.rmtree(self.root / "_inprogress" / run.relpath, ignore_errors=True)
