@@ -1,0 +1,1 @@
+"""Statistics over measured runs: run consistency (``consistency``) and the chapter reproduction (``chapter``)."""

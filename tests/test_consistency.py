@@ -1,0 +1,152 @@
+"""analysis.stats.consistency on hand-made rounds whose answers are worked out by hand in each test."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats import consistency as c
+
+
+def rounds(test: str, series: dict[str, list[float]], dt: float = 1.0) -> pd.DataFrame:
+    return pd.DataFrame([(test, r, v, i * dt) for r, xs in series.items() for i, v in enumerate(xs)],
+                        columns=["test", "round", "value", "t_s"])
+
+
+BASE = [float(v) for v in range(1, 11)]  # 1..10: mean 5.5, sum of squared deviations 82.5
+
+
+def test_mser_cuts_a_one_batch_warmup_and_nothing_from_short_series():
+    x = np.array([10.0] * 5 + [0.0] * 15)  # batch means 10, 0, 0, 0 → d = 1 batch zeroes the criterion
+    assert c.mser(x, batch=5) == 5
+    assert c.mser(np.arange(9.0), batch=5) == 0  # one batch only: nothing to compare
+
+
+def test_steady_state_window_times_and_flags():
+    x = [10.0] * 5 + [0.0, 1.0] * 10  # warm-up of 5 samples, then a stationary alternation
+    w = c.steady_state(rounds("t", {"R0": x, "R1": [1.0, 2.0]}, dt=0.25)).set_index("round")
+    assert (w.loc["R0", "start"], w.loc["R0", "stop"], w.loc["R0", "n_steady"]) == (5, 25, 20)
+    assert w.loc["R0", "t_start_s"] == 1.25 and w.loc["R0", "t_end_s"] == 6.0 and w.loc["R0", "steady"]
+    assert not w.loc["R1", "steady"] and "fewer than 3 steady samples" in w.loc["R1", "reason"]
+    kept = c.steady_samples(rounds("t", {"R0": x, "R1": [1.0, 2.0]}), w.reset_index())
+    assert len(kept) == 20 + 2 and kept["value"].iloc[0] == 0.0
+
+
+def test_identical_rounds_are_consistent_by_F_H_and_T():
+    res = c.hypothesis_results(rounds("same", {f"R{i}": BASE for i in range(3)})).loc["same"]
+    assert res["F"] == 0 and res["F_p"] == 1 and res["F_result"] == 1
+    assert res["H"] == 0 and res["H_p"] == pytest.approx(1) and res["H_result"] == 1
+    assert res["T_pairs"] == 3 and res["T_rejected"] == 0 and res["T_result"] == 1
+    assert (res["normal"], res["non_normal"], res["invalid"]) == (3, 0, 0)
+
+
+def test_shifted_round_rejects_with_the_hand_computed_F():
+    # means 5.5, 5.5, 105.5: SSB = 10·(2·(100/3)² + (200/3)²) = 66666.67 on 2 df, SSW = 3·82.5 on 27 df
+    res = c.hypothesis_results(rounds("shift", {"R0": BASE, "R1": BASE, "R2": [v + 100 for v in BASE]}))
+    r = res.loc["shift"]
+    assert r["F"] == pytest.approx((66666.6667 / 2) / (247.5 / 27), rel=1e-6)
+    assert r["F_result"] == 0 and r["H_result"] == 0 and r["T_result"] == 0 and r["result"] == 0
+    assert r["T_rejected"] == 2  # R0–R2 and R1–R2; R0–R1 are identical
+
+
+def test_too_few_samples_make_rounds_and_tests_invalid():
+    data = pd.concat([rounds("short", {"R0": BASE, "R1": [1.0, 2.0]}),
+                      rounds("flat", {"R0": [3.0] * 5, "R1": BASE})])
+    res = c.hypothesis_results(data)
+    assert res.loc["short", "invalid"] == 1 and res.loc["flat", "invalid"] == 1
+    for test in ("short", "flat"):  # one valid round left: nothing to compare
+        assert res.loc[test, ["F_result", "H_result", "T_result", "result"]].tolist() == [-1, -1, -1, -1]
+        assert "1 valid round(s)" in res.loc[test, "reason"]
+    table = c.hypothesis_table(data)
+    assert list(table.index[:6]) == ["Normal", "Non-normal", "Invalid", "F-value", "P-value", "Result"]
+    assert table.loc["Result", "short"] == -1
+
+
+def test_normality_statuses_and_dagostino_only_from_20():
+    data = rounds("t", {"few": [1.0, 2.0], "flat": [1.0] * 8, "small": BASE, "big": BASE * 2})
+    n = c.normality(data).set_index("round")
+    assert n.loc["few", "status"] == "invalid" and n.loc["flat", "status"] == "invalid"
+    assert n.loc["small", "status"] == "normal" and math.isnan(n.loc["small", "dagostino_p"])
+    assert n.loc["big", "n"] == 20 and not math.isnan(n.loc["big", "dagostino_p"])
+
+
+def test_paired_t_by_hand():
+    # differences 1, 2, 3: mean 2, sd 1 → t = 2 / (1/√3) = 3.4641 (sign: round_a − round_b)
+    t = c.paired_t(rounds("t", {"A": [0.0, 0.0, 0.0], "B": [1.0, 2.0, 3.0]}))
+    assert t["t"].item() == pytest.approx(-2 * math.sqrt(3))
+    assert t["p"].item() == pytest.approx(t["p_holm"].item())  # one pair: Holm changes nothing
+
+
+def test_summary_table_both_ddof():
+    means = pd.DataFrame({"a": [1.0, 2.0, 3.0]}, index=["R0", "R1", "R2"])
+    s1, s0 = c.summary_table(means, ddof=1)["a"], c.summary_table(means, ddof=0)["a"]
+    assert (s1["Mean"], s1["Std"], s1["Std/Mean"]) == (2.0, 1.0, 0.5)
+    assert s0["Std"] == pytest.approx(math.sqrt(2 / 3))
+
+
+def test_range_tolerance_by_hand():
+    means = pd.DataFrame({"a": [90.0, 110.0, np.nan], "b": [80.0, 100.0, 120.0]}, index=["R0", "R1", "R2"])
+    rt = c.range_tolerance(means, bands=(0.1, 0.2))
+    assert rt.diff["b"].tolist() == pytest.approx([-0.2, 0.0, 0.2, 0.2, -0.2])
+    assert list(rt.diff.index) == ["R0", "R1", "R2", "Max", "Min"]
+    assert rt.diff.loc["Max", "a"] == pytest.approx(0.1)
+    assert rt.within.loc["±0.1", "a"] == 1.0           # both ends inclusive; the NaN round is not counted
+    assert rt.within.loc["±0.1", "b"] == pytest.approx(1 / 3)
+    assert rt.within.loc["±0.2", "b"] == 1.0
+
+
+def test_within_band_share_against_round_and_test_mean():
+    data = rounds("t", {"R0": [9.0, 10.0, 11.0, 14.0], "R1": [20.0, 20.0]})  # R0 mean 11, R1 mean 20
+    by_round = c.within_band_share(data, bands=(0.1,))
+    assert by_round.loc["±0.1", "t"] == pytest.approx(4 / 6)   # 10, 11, 20, 20 (9 and 14 are >10% off 11)
+    by_test = c.within_band_share(data, bands=(0.1,), reference="test")  # mean 14: 13 … 15.4 → only 14
+    assert by_test.loc["±0.1", "t"] == pytest.approx(1 / 6)
+
+
+def test_average_only_codes():
+    means = pd.DataFrame({"ok": [99.0, 100.0, 101.0, 100.5], "wide": [50.0, 100.0, 150.0, 110.0],
+                          "two": [1.0, 2.0, np.nan, np.nan]})
+    a = c.average_only(means, cv_max=0.1)
+    assert a.loc["ok", "result"] == 1 and a.loc["ok", "cv_ok"]
+    assert a.loc["wide", "result"] == 0 and not a.loc["wide", "cv_ok"]  # CV ≈ 0.39
+    assert a.loc["two", "result"] == -1 and a.loc["two", "reason"] == "2 rounds < 3"
+
+
+def test_posthoc_finds_the_shifted_round():
+    data = rounds("s", {"R0": BASE, "R1": BASE, "R2": [v + 100 for v in BASE]})
+    for method in ("tukey", "mannwhitney"):
+        p = c.posthoc(data, method=method)
+        rejected = set(map(tuple, p.loc[p["reject"], ["group1", "group2"]].to_numpy()))
+        assert rejected == {("R0", "R2"), ("R1", "R2")}, method
+    tk = c.posthoc(data).set_index(["group1", "group2"])
+    assert tk.loc[("R0", "R2"), "stat"] == pytest.approx(100)
+    assert c.posthoc(rounds("x", {"R0": BASE})).empty
+
+
+def test_effect_size_estimates_and_too_few():
+    a = np.tile([9.0, 10.0, 11.0], 10)
+    b = 2 * a  # means 10 and 20; variances 20/29 and 80/29
+    rel = c.effect_size(a, b)
+    assert rel["estimate"] == pytest.approx(1.0) and rel["ci_low"] <= 1.0 <= rel["ci_high"]
+    g = c.effect_size(a, b, kind="hedges_g")
+    assert g["estimate"] == pytest.approx(10 / math.sqrt(100 / 58) * (1 - 3 / 231))
+    few = c.effect_size([1.0, 2.0], [3.0, 4.0, 5.0])
+    assert math.isnan(few["estimate"]) and "need 3" in few["reason"]
+
+
+def test_repeats_needed_matches_cohens_tables():
+    # Cohen (1988): d = 0.5 needs 64 per group, d = 1.0 needs 17, at α = 0.05 two-sided, power 0.8
+    r = c.repeats_needed(cv=0.1, rel_diffs=[0.05, 0.1, 2.0, 0.0])
+    assert r["n_per_arm"].tolist()[:3] == [64, 17, 2]
+    assert math.isnan(r["n_per_arm"].iloc[3])
+    assert c.repeats_needed(cv=0.0, rel_diffs=[0.1])["n_per_arm"].isna().all()
+
+
+def test_as_rounds_joins_test_columns():
+    df = pd.DataFrame({"scheduler": ["bfq", "bfq"], "metric": ["iops", "iops"], "repeat": [2, 1],
+                       "value": [5, 6], "t_s": [0.0, 0.0]})
+    out = c.as_rounds(df, ["scheduler", "metric"], "repeat")
+    assert out["test"].tolist() == ["bfq/iops"] * 2 and out["round"].tolist() == ["1", "2"]
