@@ -9,6 +9,7 @@ seeds ran NVMe OSDs).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: Pacific's "no limit" for mClock limits (the shipped default of the ``*_lim`` options).
@@ -25,6 +26,9 @@ SSD_PINNED: dict[str, Any] = {
     "osd_recovery_max_active_hdd": 10,
     "osd_mclock_cost_per_io_usec_hdd": 50, "osd_mclock_cost_per_byte_usec_hdd": 0.011,
 }
+
+#: op shards per OSD with the pinning above; Pacific's mClock divides the OSD capacity by this.
+OSD_SHARDS = SSD_PINNED["osd_op_num_shards"]
 
 #: Seed (mclock-vs-wpq-scrub-part2, "Experimenting with the mClock Custom Profile"): reservation /
 #: weight / limit per class; percentages are of the OSD's capacity, ``MAX`` is no limit.
@@ -81,14 +85,22 @@ def render_ceph_conf(fsid: str, cluster_dir: str, osd_size_bytes: int,
 
 
 def _pct(v: Any, per_shard_capacity: float) -> int:
-    """A seed allocation in Pacific's units: IOPS per op shard (``"NN%"`` of the capacity, MAX)."""
+    """A seed allocation in Pacific's units: IOPS per op shard (``"NN%"`` of the capacity, MAX).
+
+    Rounded half away from zero, as Pacific's own profiles do (``std::round``); a plain integer is
+    taken as IOPS per shard.  Fractions such as ``0.5`` are the Quincy 17.2.6+/Reef unit and are
+    refused: Pacific's options are unsigned integers and would read them as 0.
+    """
     if isinstance(v, str):
         s = v.strip()
         if s.upper() == "MAX":
             return MCLOCK_LIM_MAX
         if s.endswith("%"):
-            return max(1, round(float(s[:-1]) / 100.0 * per_shard_capacity))
+            return max(1, math.floor(float(s[:-1]) / 100.0 * per_shard_capacity + 0.5))
         raise ValueError(f"allocation {v!r}: expected a number, 'NN%' or 'MAX'")
+    if isinstance(v, bool) or not float(v).is_integer() or v < 0:
+        raise ValueError(f"allocation {v!r}: Pacific's res/lim are whole IOPS per shard; "
+                         "write a share as 'NN%'")
     return int(v)
 
 
@@ -97,8 +109,14 @@ def custom_allocations(alloc: dict[str, dict[str, Any]], capacity_iops: float,
     """Seed-style custom mClock allocations → Pacific 16.2 option values.
 
     Pacific's ``osd_mclock_scheduler_*_{res,lim}`` are IOPS **per op shard** (the built-in profiles
-    compute them as a percentage of ``osd_mclock_max_capacity_iops_* / shards``); weights are plain.
+    compute them as a percentage of ``osd_mclock_max_capacity_iops_* / shards``, unsigned integers,
+    ``*_lim`` default 999999); weights are plain.  The switch to fractions of the OSD capacity
+    (ceph/ceph PR 49975, "mClock recovery/backfill cost fixes") was backported to Quincy (PR 49973)
+    and Reef (PR 51263), not to Pacific.  The seed's client reservation ``1`` is Pacific's default
+    minimum, 1 IOPS per shard.
     """
+    if capacity_iops <= 0 or shards < 1:
+        raise ValueError(f"capacity {capacity_iops} IOPS over {shards} shards: both must be positive")
     per_shard = capacity_iops / shards
     out: dict[str, int] = {}
     for cls, opt in (("client", "client"), ("background_recovery", "background_recovery"),
@@ -107,6 +125,10 @@ def custom_allocations(alloc: dict[str, dict[str, Any]], capacity_iops: float,
         out[f"osd_mclock_scheduler_{opt}_res"] = _pct(a["res"], per_shard)
         out[f"osd_mclock_scheduler_{opt}_wgt"] = int(a["wgt"])
         out[f"osd_mclock_scheduler_{opt}_lim"] = _pct(a["lim"], per_shard)
+    res = sum(v for k, v in out.items() if k.endswith("_res"))
+    if res > per_shard:
+        raise ValueError(f"reservations add up to {res} IOPS per shard, more than the "
+                         f"{per_shard:g} a shard has ({capacity_iops:g} IOPS / {shards} shards)")
     return out
 
 
@@ -139,7 +161,6 @@ def base_settings(capacity_iops: float, extra: dict[str, Any] | None = None) -> 
         "osd_mclock_max_capacity_iops_ssd": capacity_iops,
         # scrubs only when the harness asks: scheduled ones would land in random arms
         "osd_scrub_min_interval": 1e8, "osd_scrub_max_interval": 1e9, "osd_deep_scrub_interval": 1e9,
-        "osd_pool_default_size": 3, "osd_pool_default_min_size": 2,
     })
     out.update(extra or {})
     return out
@@ -161,6 +182,13 @@ RECORDED_KEYS = (
     "osd_scrub_sleep", "osd_max_scrubs", "osd_requested_scrub_priority", "osd_scrub_priority",
     "osd_scrub_during_recovery", "osd_snap_trim_priority", "osd_recovery_priority",
     "osd_pg_max_concurrent_snap_trims", "osd_memory_target", "bluestore_debug_enforce_settings",
+    # the hdd/ssd variants both queues pick from (files report rotational), so a run shows which applied
+    "osd_op_num_threads_per_shard_hdd", "osd_op_num_shards_ssd", "osd_op_num_threads_per_shard_ssd",
+    "osd_recovery_max_active_ssd", "osd_recovery_sleep_ssd", "osd_snap_trim_sleep_ssd",
+    "osd_delete_sleep", "osd_delete_sleep_hdd", "osd_delete_sleep_ssd",
+    "osd_mclock_cost_per_io_usec", "osd_mclock_cost_per_io_usec_hdd",
+    "osd_mclock_cost_per_byte_usec", "osd_mclock_cost_per_byte_usec_hdd",
+    "osd_scrub_min_interval", "osd_scrub_max_interval", "osd_deep_scrub_interval",
 )
 
 
