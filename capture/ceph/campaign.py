@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,15 @@ import yaml
 
 BACKGROUND_OPS = ("deep_scrub", "snaptrim", "recovery")
 DONE = "done"
+INPROGRESS = "_inprogress"  # staging area; analysis.ingest.walk skips it
+
+#: keys the runner reads without a default, per section; and per background operation, in ``pools``
+REQUIRED = {
+    "cluster": ("osds", "osd_size_gib", "osd_memory_target_mib", "mclock_capacity_iops"),
+    "client": ("image_mib", "rw", "bs", "iodepth", "runtime_s"),
+}
+POOL_KEYS = {"snaptrim": ("snap_objects", "snap_object_kib"),
+             "recovery": ("recovery_objects", "recovery_object_kib")}
 
 
 class CampaignError(ValueError):
@@ -61,9 +72,17 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
     need(isinstance(doc.get("campaign"), str) and doc["campaign"].strip() != "",
          "'campaign' must be a non-empty name")
     need("/" not in doc["campaign"], "'campaign' must not contain '/'")
+    for sect, keys in REQUIRED.items():
+        need(isinstance(doc.get(sect), dict), f"'{sect}' must be a mapping")
+        for k in keys:
+            need(k in doc[sect], f"{sect}.{k} is missing")
+    min_rep = doc.get("min_repeats", 3)
+    need(isinstance(min_rep, int) and min_rep >= 1, "'min_repeats' must be a positive integer")
     arms = doc.get("arms")
     need(isinstance(arms, dict) and arms, "'arms' must map arm names to settings")
     for name, a in arms.items():
+        need(isinstance(name, str) and "/" not in name and not name.startswith(("_", ".")),
+             f"arms.{name}: an arm name must not contain '/' or start with '_' or '.'")
         need(isinstance(a, dict) and a.get("osd_op_queue") in ("wpq", "mclock_scheduler"),
              f"arms.{name}.osd_op_queue must be wpq or mclock_scheduler")
         if a["osd_op_queue"] == "mclock_scheduler":
@@ -74,18 +93,28 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
     need(isinstance(scen, dict) and scen, "'scenarios' must map scenario names to settings")
     for name, s in scen.items():
         need(isinstance(s, dict), f"scenarios.{name} must be a mapping")
-        for a in s.get("arms", list(arms)):
+        need("/" not in name and not name.startswith(("_", ".")),
+             f"scenarios.{name}: a scenario name must not contain '/' or start with '_' or '.'")
+        s_arms = s.get("arms", list(arms))
+        need(isinstance(s_arms, list) and s_arms, f"scenarios.{name}.arms must be a non-empty list")
+        need(len(set(s_arms)) == len(s_arms), f"scenarios.{name}.arms lists an arm twice")
+        for a in s_arms:
             need(a in arms, f"scenarios.{name}.arms names unknown arm {a!r}")
         for op in s.get("background", []):
             need(op in BACKGROUND_OPS, f"scenarios.{name}.background: {op!r} is not one of "
                                        f"{', '.join(BACKGROUND_OPS)}")
+            for k in POOL_KEYS.get(op, ()):
+                need(k in (doc.get("pools") or {}), f"pools.{k} is needed by scenarios.{name} ({op})")
         r = s.get("repeats", doc.get("repeats", 3))
-        need(isinstance(r, int) and r >= 1, f"scenarios.{name}.repeats must be a positive integer")
+        need(isinstance(r, int) and r >= min_rep,
+             f"scenarios.{name}.repeats must be an integer ≥ min_repeats ({min_rep})")
         for a, n in (s.get("repeats_for") or {}).items():
-            need(a in s.get("arms", list(arms)), f"scenarios.{name}.repeats_for: unknown arm {a!r}")
-            need(isinstance(n, int) and n >= 1, f"scenarios.{name}.repeats_for.{a} must be ≥ 1")
+            need(a in s_arms, f"scenarios.{name}.repeats_for: unknown arm {a!r}")
+            need(isinstance(n, int) and n >= min_rep,
+                 f"scenarios.{name}.repeats_for.{a} must be an integer ≥ min_repeats ({min_rep})")
     doc.setdefault("seed", 0)
     doc.setdefault("repeats", 3)
+    doc.setdefault("min_repeats", 3)
     return doc
 
 
@@ -118,7 +147,7 @@ def status(root: Path, run: Run) -> str:
     d = root / run.relpath
     if (d / DONE).exists():
         return "done"
-    if d.exists() or (root / "_inprogress" / run.relpath).exists():
+    if d.exists() or (root / INPROGRESS / run.relpath).exists():
         return "partial"
     return "todo"
 
@@ -126,3 +155,23 @@ def status(root: Path, run: Run) -> str:
 def remaining(root: Path, runs: list[Run]) -> list[Run]:
     """The runs still to do, in plan order (a half-finished one is redone from scratch)."""
     return [r for r in runs if status(root, r) != "done"]
+
+
+def set_aside(root: Path, run: Run) -> Path | None:
+    """Move a half-finished run directory (no ``done`` marker) out of the data tree, so a redo never
+    mixes with its files; it goes under ``_inprogress/_stale/`` (skipped by ingest, cleared at the
+    start of the next sitting).  Returns where it went, or None if there was nothing there.  A run
+    with its marker is finished data and is never touched."""
+    d = root / run.relpath
+    if not d.exists():
+        return None
+    if (d / DONE).exists():
+        raise CampaignError(f"{d} is a finished run (it has its {DONE} marker): not redoing it")
+    dest = root / INPROGRESS / "_stale" / f"{run.relpath}.{time.strftime('%Y%m%dT%H%M%S')}"
+    n = 1
+    while dest.exists():
+        dest = dest.with_name(dest.name.split("~")[0] + f"~{n}")
+        n += 1
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(d), str(dest))
+    return dest
