@@ -18,33 +18,83 @@ from typing import Any, Callable
 from .config import render_ceph_conf
 
 PACKAGES = ["ceph-mon", "ceph-osd", "ceph-mgr", "ceph-common", "ceph-base", "fio",
-            "python3-rados", "python3-rbd"]
+            "python3-rados", "python3-rbd", "python3-yaml"]
 
 
 class ClusterError(RuntimeError):
     pass
 
 
+PIDS_FILE = "harness-pids.json"  # {name: pid} of every daemon this harness started, in the workdir
+MARKER = "cephqos-cluster"       # written into a workdir this harness created
+
+
+def _cmdline(pid: int) -> list[str]:
+    """argv of a live process ([] if it is gone or unreadable)."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+
+def _is_ours(pid: int, workdir: Path) -> bool:
+    """A Ceph daemon started with this workdir's ceph.conf — not a recycled PID of something else."""
+    argv = _cmdline(pid)
+    conf = str(Path(workdir).resolve() / "ceph.conf")
+    return bool(argv) and Path(argv[0]).name.startswith("ceph-") and conf in argv
+
+
+def recorded_pids(workdir: Path) -> dict[str, int]:
+    """PIDs the harness recorded for ``workdir``: its own PID file, then the daemons' ``run/*.pid``."""
+    out: dict[str, int] = {}
+    try:
+        out.update({str(k): int(v) for k, v in json.loads((workdir / PIDS_FILE).read_text()).items()})
+    except (OSError, ValueError, AttributeError):
+        pass
+    run = workdir / "run"
+    for pf in sorted(run.glob("*.pid")) if run.is_dir() else []:
+        try:
+            pid = int(pf.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if out.get(pf.stem, pid) != pid:  # a daemon's own pid file disagrees: keep both
+            out[f"{pf.stem}#pidfile"] = pid
+        else:
+            out[pf.stem] = pid
+    return out
+
+
+def live_pids(workdir: Path) -> dict[str, int]:
+    """The recorded PIDs that still run one of our Ceph daemons."""
+    return {k: p for k, p in recorded_pids(workdir).items() if p > 1 and _is_ours(p, workdir)}
+
+
+def _remove_workdir(workdir: Path) -> None:
+    """Delete a workdir only if this harness made it (marker file or ceph.conf) or it is empty."""
+    if not workdir.exists():
+        return
+    if not ((workdir / MARKER).exists() or (workdir / "ceph.conf").exists() or not any(workdir.iterdir())):
+        raise ClusterError(f"{workdir} exists and is not a cluster directory of this harness (no "
+                           f"{MARKER} or ceph.conf in it): refusing to delete it; choose another "
+                           "cluster.workdir or remove it yourself")
+    shutil.rmtree(workdir)
+
+
 def preflight(workdir: Path) -> None:
     """Refuse to start without root, or beside a cluster from an earlier run."""
     if os.geteuid() != 0:
-        raise ClusterError("needs root (Ceph daemons, /proc of all processes): run with sudo")
-    pids = []
-    for pf in (workdir / "run").glob("*.pid") if (workdir / "run").exists() else []:
-        try:
-            pid = int(pf.read_text().split()[0])
-            os.kill(pid, 0)
-            pids.append(pid)
-        except (ValueError, OSError, IndexError):
-            pass
+        raise ClusterError("needs root (Ceph daemons, /proc of all processes): run it with sudo, "
+                           "e.g. `sudo make capture-smoke`")
+    pids = live_pids(workdir)
     busy = [p for p in (3300, 6789) if _port_open(p)]
     if pids or busy:
         raise ClusterError(
-            f"a cluster from an earlier run is still there ({workdir}: live PIDs {pids}; "
+            f"a cluster from an earlier run is still there ({workdir}: live daemons {pids}; "
             f"ports in use {busy}). Stop it with `python -m capture.ceph teardown --workdir {workdir}` "
-            f"(kills only the PIDs in its pid files) or stop whatever listens on those ports, then retry.")
-    if workdir.exists():
-        shutil.rmtree(workdir)  # dead leftovers of an earlier run: nothing of value in there
+            f"(kills only the daemons it recorded there) or stop whatever listens on those ports, "
+            "then retry.")
+    _remove_workdir(workdir)  # dead leftovers of an earlier run: nothing of value in there
 
 
 def _port_open(port: int) -> bool:
@@ -65,24 +115,24 @@ def ensure_packages(log: Callable[[str], None]) -> None:
 
 
 def teardown_workdir(workdir: Path) -> list[int]:
-    """Kill the daemons whose pid files are in ``workdir`` (nothing else), then remove it."""
+    """Kill the daemons recorded in ``workdir`` that still are ours (nothing else), then remove it."""
     killed = []
-    for pf in (workdir / "run").glob("*.pid") if (workdir / "run").exists() else []:
+    for name, pid in live_pids(workdir).items():
         try:
-            pid = int(pf.read_text().split()[0])
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
-        except (ValueError, OSError, IndexError):
+        except OSError:
             pass
-    time.sleep(1)
-    shutil.rmtree(workdir, ignore_errors=True)
+    if killed:
+        time.sleep(1)
+    _remove_workdir(workdir)
     return killed
 
 
 class Cluster:
     def __init__(self, workdir: Path, osds: int, osd_size_bytes: int, osd_memory_target: int,
                  log: Callable[[str], None] = print) -> None:
-        self.dir = Path(workdir)
+        self.dir = Path(workdir).resolve()
         self.n = osds
         self.osd_size = osd_size_bytes
         self.mem = osd_memory_target
@@ -123,9 +173,18 @@ class Cluster:
 
     # ------------------------------------------------------------------ daemons
     def _start(self, name: str, argv: list[str]) -> None:
-        logf = open(self.dir / "log" / f"{name}.stdout", "ab")
-        self.procs[name] = subprocess.Popen(argv + ["--conf", str(self.conf)], stdout=logf,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.dir / "log" / f"{name}.stdout", "ab") as logf:
+            self.procs[name] = subprocess.Popen(argv + ["--conf", str(self.conf)], stdout=logf,
+                                                stderr=subprocess.STDOUT, start_new_session=True)
+        self._record_pids()
+
+    def _record_pids(self) -> None:
+        """The latest PID of every daemon started so far (teardown checks each is still ours)."""
+        old = recorded_pids(self.dir)
+        old.update({k: p.pid for k, p in self.procs.items()})
+        tmp = self.dir / (PIDS_FILE + ".tmp")
+        tmp.write_text(json.dumps(old, sort_keys=True))
+        os.replace(tmp, self.dir / PIDS_FILE)
 
     def _stop(self, name: str, timeout: float = 60) -> None:
         p = self.procs.pop(name, None)
@@ -146,6 +205,7 @@ class Cluster:
         t0 = time.time()
         for sub in ("run", "log", "mon/mon.a", "mgr/mgr.x", "crash"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        (self.dir / MARKER).write_text(f"fsid {self.fsid}\n")
         self.conf.write_text(render_ceph_conf(self.fsid, str(self.dir), self.osd_size, self.mem))
         kr = self.dir / "keyring"
         subprocess.run(["ceph-authtool", "--create-keyring", str(kr), "--gen-key", "-n", "mon.",
