@@ -2,8 +2,8 @@
 scenario, run fio beside the background operations, record everything, mark it done.
 
 Run directory (``data/raw/ceph-qos/<campaign>/<scenario>/<arm>/rep-NN/``): ``run.json`` (keys,
-anchors, effective config, machine facts, disturbance figures), ``fio.json`` (json+), fio 1 s logs and
-clat histogram logs (gz), ``timeline.jsonl.gz`` (pgpoll.py), ``sysutil.jsonl.gz`` (1 Hz /proc),
+anchors, effective config, machine facts, disturbance figures), ``fio.json.gz`` (json+), fio 1 s logs
+and clat histogram logs (gz), ``timeline.jsonl.gz`` (pgpoll.py), ``sysutil.jsonl.gz`` (1 Hz /proc),
 ``osd_config.json.gz`` (``ceph config show`` of every OSD), ``cluster-log.txt.gz`` (the cluster log
 lines of the run's window), ``done`` (written last).  A run is written under ``_inprogress/`` and
 moved into place only when complete, so ingest never sees half a run.
@@ -12,20 +12,19 @@ moved into place only when complete, so ingest never sees half a run.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import platform
-import random
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from . import campaign as cp
 from .cluster import Cluster, ClusterError
-from .config import RECORDED_KEYS, arm_settings, base_settings, check_applied
+from .config import OSD_SHARDS, RECORDED_KEYS, arm_settings, base_settings, check_applied
 from .monitor import CpuAccount, SysMon
 
 HERE = Path(__file__).parent
@@ -44,6 +43,32 @@ def _gz(path: Path) -> None:
     with open(path, "rb") as f, gzip.open(str(path) + ".gz", "wb", compresslevel=9) as g:
         shutil.copyfileobj(f, g)
     path.unlink()
+
+
+def compress_stage(stage: Path) -> None:
+    """gzip the logs, JSONL, the cluster-log excerpt and fio's json+ (ingest reads .gz by content);
+    drop empty stderr files."""
+    for f in sorted(stage.iterdir()):
+        if f.is_file() and (f.suffix in (".log", ".jsonl") or f.name in ("cluster-log.txt", "fio.json")):
+            _gz(f)
+    for f in stage.glob("*.stderr"):
+        if f.stat().st_size == 0:
+            f.unlink()
+
+
+def fio_anchors(fj: dict[str, Any]) -> dict[str, Any]:
+    """Where fio's log t=0 is in unix seconds, from its JSON: ``job_start`` (ms, fio ≥ 3.35) when
+    present, else ``timestamp_ms`` (when the report was written) minus the job's runtime."""
+    job = fj["jobs"][0]
+    out = {"fio_timestamp_ms": fj.get("timestamp_ms"), "fio_job_runtime_ms": job.get("job_runtime"),
+           "fio_job_start_ms": job.get("job_start")}
+    if job.get("job_start"):
+        out["fio_t0_unix"] = job["job_start"] / 1000.0
+        out["fio_t0_source"] = "job_start"
+    else:
+        out["fio_t0_unix"] = (fj["timestamp_ms"] - job["job_runtime"]) / 1000.0
+        out["fio_t0_source"] = "timestamp_ms - job_runtime"
+    return out
 
 
 class Poller:
@@ -83,11 +108,12 @@ class Runner:
         self.root = out_root / doc["campaign"]
         c = doc["cluster"]
         self.capacity = float(c["mclock_capacity_iops"])
-        self.shards = 8
         self.pg_num = int(c.get("pg_num", 32))
         self.cl = Cluster(Path(c.get("workdir", "/var/tmp/cephqos-cluster")), int(c["osds"]),
                           int(c["osd_size_gib"]) << 30, int(c["osd_memory_target_mib"]) << 20, log)
         self.base = base_settings(self.capacity, doc.get("osd_config"))
+        # mClock's res/lim are per op shard: the shard count the OSDs will run with
+        self.shards = int(self.base.get("osd_op_num_shards", OSD_SHARDS))
         self.applied_scenario_keys: set[str] = set()
 
     # ------------------------------------------------------------------ cluster lifetime
@@ -228,11 +254,60 @@ class Runner:
                (["--rwmixread=" + str(c["rwmixread"])] if "rwmixread" in c else [])
 
     def one(self, run: cp.Run) -> dict[str, Any]:
+        """Do one run into ``_inprogress/<relpath>``; whatever happens, the child processes it
+        started (fio, pgpoll, the /proc sampler) are stopped and the per-run cluster state (pools,
+        flags, a stopped OSD) is undone, so a failed run does not poison the next attempt."""
         sc = self.doc["scenarios"][run.scenario]
-        stage = self.root / "_inprogress" / run.relpath
+        stage = self.root / cp.INPROGRESS / run.relpath
         if stage.exists():
             shutil.rmtree(stage)
         stage.mkdir(parents=True)
+        bg = list(sc.get("background", []))
+        self._children: list[Any] = []
+        try:
+            return self._one(run, sc, stage, bg)
+        finally:
+            self._stop_children()
+            self.cleanup_run(bg)
+
+    def _stop_children(self) -> None:
+        for c in reversed(getattr(self, "_children", [])):
+            try:
+                if isinstance(c, SysMon):
+                    c.stop()
+                elif isinstance(c, Poller):
+                    if c.p.poll() is None:
+                        c.close()
+                elif c.poll() is None:  # fio
+                    c.terminate()
+                    try:
+                        c.wait(10)
+                    except subprocess.TimeoutExpired:
+                        c.kill()
+                        c.wait(10)
+            except Exception as e:  # keep going: every child must go
+                self.log(f"  stopping {type(c).__name__}: {e}")
+        self._children = []
+
+    def cleanup_run(self, bg: list[str]) -> None:
+        """Undo what ``prepare`` did (idempotent; errors are logged, not raised)."""
+        cl = self.cl
+        try:
+            if "recovery" in bg:
+                victim = cl.n - 1
+                if f"osd.{victim}" not in cl.pids():
+                    cl.start_osd(victim)
+                cl.ceph("osd", "in", str(victim), check=False)
+            for flag in ("nobackfill", "norecover", "norebalance"):
+                cl.ceph("osd", "unset", flag, check=False)
+            for op, pool in (("snaptrim", "snap"), ("recovery", "recovery")):
+                if op in bg:
+                    cl.ceph("osd", "pool", "delete", pool, pool, "--yes-i-really-really-mean-it",
+                            check=False)
+        except Exception as e:
+            self.log(f"  cleanup after the run: {type(e).__name__}: {e}")
+
+    def _one(self, run: cp.Run, sc: dict[str, Any], stage: Path, bg: list[str]) -> dict[str, Any]:
         cl = self.cl
         info: dict[str, Any] = {"campaign": run.campaign, "scenario": run.scenario, "arm": run.arm,
                                 "repeat": run.repeat, "plan_order": run.order, "origin": "measured"}
@@ -248,21 +323,27 @@ class Runner:
         acct = CpuAccount()
         acct.track(list(cl.pids().values()))
         poller = Poller(cl, stage / "timeline.jsonl")
+        self._children.append(poller)
         acct.track([poller.p.pid])
         mon = SysMon(stage / "sysutil.jsonl")
         mon.start()
+        self._children.append(mon)
         time.sleep(2.0)  # a couple of timeline samples before client IO
         log_pos = (cl.dir / "log" / "cluster.log").stat().st_size
         env = dict(os.environ, CEPH_CONF=str(cl.conf))
         t_fio = poller.mark("fio_start")
-        fio = subprocess.Popen(self.fio_argv(sc), cwd=stage, env=env, stdout=subprocess.DEVNULL,
-                               stderr=open(stage / "fio.stderr", "w"))
-        anchors: dict[str, float] = {"fio_spawn_unix": t_fio}
-        bg = sc.get("background", [])
+        with open(stage / "fio.stderr", "w") as err:
+            fio = subprocess.Popen(self.fio_argv(sc), cwd=stage, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=err)
+        self._children.append(fio)
+        anchors: dict[str, Any] = {"fio_spawn_unix": t_fio}
         if bg:
             delay = float(sc.get("bg_start_s", 10))
             while time.time() < t_fio + delay and fio.poll() is None:
                 time.sleep(0.05)
+            if fio.poll() is not None:
+                raise ClusterError(f"fio ended (exit {fio.returncode}) before the background "
+                                   f"operations were due at +{delay:g} s")
             for op in bg:
                 anchors[f"{op}_unix"] = self.trigger(op, poller)
         rc = fio.wait()
@@ -290,44 +371,38 @@ class Runner:
             f.seek(log_pos)
             (stage / "cluster-log.txt").write_bytes(f.read())
         fj = json.loads((stage / "fio.json").read_text())
-        anchors["fio_timestamp_ms"] = fj.get("timestamp_ms")
-        anchors["fio_job_runtime_ms"] = fj["jobs"][0].get("job_runtime")
-        # fio 3.33's JSON has no job start; its end stamp minus the job's runtime is the log's t=0
-        anchors["fio_t0_unix"] = (fj["timestamp_ms"] - fj["jobs"][0]["job_runtime"]) / 1000.0
+        anchors.update(fio_anchors(fj))
         info["anchors"] = anchors
-        info["anchor_note"] = ("fio log times are ms since fio_t0_unix (= fio timestamp_ms - job_runtime, "
-                               "unix s); background ops started at <op>_unix (unix s, written by "
-                               "pgpoll.py just before it sent the request; same host clock)")
+        info["anchor_note"] = ("fio log times are ms since fio_t0_unix (fio's job_start if its JSON has "
+                               "one, else timestamp_ms - job_runtime: then late by fio's rbd close and "
+                               "report time, typically < 1 s; unix s); background ops started at "
+                               "<op>_unix (unix s, written by pgpoll.py just before it sent the "
+                               "request; same host clock)")
         info["fio_argv"] = self.fio_argv(sc)
         info["fio_version"] = fj.get("fio version")
         info["scenario_config"] = sc
         info["arm_config"] = arm
         info["cluster"] = self.cluster_facts
         info["campaign_file"] = self.file.name
+        info["campaign_sha256"] = hashlib.sha256(self.file.read_bytes()).hexdigest()
         info["machine"] = machine_facts()
         info["duration_s"] = round(time.time() - t_start, 1)
-        # cleanup of per-run pools, so the next run starts from the same state
-        for pool in ("snap", "recovery"):
-            if "snaptrim" in bg and pool == "snap" or "recovery" in bg and pool == "recovery":
-                cl.ceph("osd", "pool", "delete", pool, pool, "--yes-i-really-really-mean-it")
-        for flag in ("nobackfill", "norecover", "norebalance"):
-            cl.ceph("osd", "unset", flag, check=False)
-        for f in list(stage.iterdir()):
-            if f.suffix in (".log", ".jsonl") or f.name == "cluster-log.txt":
-                _gz(f)
-        for f in stage.glob("*.stderr"):
-            if f.stat().st_size == 0:
-                f.unlink()
+        compress_stage(stage)
         return info
 
     def finish(self, run: cp.Run, info: dict[str, Any]) -> Path:
-        stage = self.root / "_inprogress" / run.relpath
+        """Write run.json and the ``done`` marker (last), then move the run into place; a
+        half-finished directory already there is moved aside first, never mixed in."""
+        stage = self.root / cp.INPROGRESS / run.relpath
         (stage / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
         (stage / cp.DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+        aside = cp.set_aside(self.root, run)
+        if aside is not None:
+            self.log(f"  half-finished {run.relpath} from an earlier sitting moved aside to {aside}")
         dest = self.root / run.relpath
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(stage, dest)
         return dest
 
     def discard(self, run: cp.Run) -> None:
-        shutil.rmtree(self.root / "_inprogress" / run.relpath, ignore_errors=True)
+        shutil.rmtree(self.root / cp.INPROGRESS / run.relpath, ignore_errors=True)
