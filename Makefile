@@ -53,5 +53,25 @@ lab: .venv/.installed
 bench: .venv/.installed tools
 	$(PY) bench/bench_ingest.py $(BENCH_ARGS)
 
+# --- capture: WPQ-vs-mClock campaigns on a throwaway local Ceph 16.2 cluster (root, Debian's ceph) ---
+# Not $(PY)-bound: the driver needs only PyYAML (Debian's /usr/bin/python3 when it has it), and the
+# harness itself starts everything that imports the rados/rbd bindings (pgpoll.py, objfill.py) under
+# /usr/bin/python3, the only interpreter where they import.  It installs the Debian packages if they
+# are missing.  Run it alone on the machine (no tests, builds or helpers beside it); CI never does.
+CAPTURE_PY   ?= $(shell /usr/bin/python3 -c 'import yaml' 2>/dev/null && echo /usr/bin/python3 || echo $(PY))
+CAPTURE_ARGS ?=
+.PHONY: capture-smoke capture-qos
+# one short run per scenario, end to end (~8 min); output to a temp dir, not a data set
+capture-smoke:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-smoke needs root: sudo make capture-smoke"; exit 1; }
+	out=$$(mktemp -d /tmp/cephqos-smoke.XXXXXX) && echo "capture-smoke: output in $$out" && \
+	  $(CAPTURE_PY) -m capture.ceph run capture/campaigns/smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+# the real campaign (88 runs, est. 5–8 h; resumable: CAPTURE_ARGS="--max-minutes 240" per sitting)
+capture-qos:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-qos needs root: sudo make capture-qos"; exit 1; }
+	$(CAPTURE_PY) -m capture.ceph run capture/campaigns/qos-2026.yaml --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
+	@echo "capture-qos: now refresh the manifest with make manifest (as the repository's owner)"
+
 clean:
 	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb
