@@ -213,3 +213,16 @@ def chapter_comparison(tables: pd.DataFrame | None = None) -> pd.DataFrame:
 def contradictions(comparison: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`chapter_comparison` whose printed value the printed inputs contradict."""
     return comparison[comparison["status"] == "contradiction"].reset_index(drop=True)
+
+
+STATUS_MARK = {"match": "", "match within input rounding": " ~", "contradiction": " !", "not recomputable": " ?"}
+
+
+def side_by_side(comparison: pd.DataFrame, table: str) -> pd.DataFrame:
+    """One table as printed order row × column of ``"printed | recomputed"`` strings, the recomputed
+    value shown to two more decimals than printed and marked per :data:`STATUS_MARK`."""
+    t = comparison[comparison["table"] == table]
+    dec = decimals_of(t["printed"].to_numpy(str)) + 2
+    cell = [f"{p} | {r:.{d}f}{STATUS_MARK[s]}" for p, r, d, s in zip(t["printed"], t["recomputed"], dec, t["status"])]
+    out = t.assign(cell=cell).pivot(index="row", columns="column", values="cell")
+    return out.loc[t["row"].unique(), t["column"].unique()].rename_axis(index=None, columns=None)
