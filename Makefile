@@ -45,7 +45,7 @@ report: reports/ingest.html
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 test: .venv/.installed tools
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 lab: .venv/.installed
 	$(PY) -m jupyter lab --notebook-dir=.
