@@ -21,7 +21,7 @@ Method
 - "call s": wall time of the parsing call alone, timed inside the child with ``time.perf_counter``
   after the interpreter has started and the top-level imports are done (``import pandas`` /
   ``from analysis.ingest import read`` / loading the fio2gnuplot script).  Imports that the call
-  itself does lazily (our reader imports numba and loads its compiled functions on first use) are
+  itself does lazily (our reader loads its C scanner library through ctypes on first use) are
   inside the timing.  ``wc`` has no such split: its call time is its whole process time.
 - "process s": wall time of the whole child process (fork/exec, interpreter start, imports, call,
   exit), minus the time the child then spends on the bench's own correctness figures (timed there).
@@ -36,7 +36,7 @@ Method
 - Each step is run 3 times, round-robin over the steps; the table gives the MEDIAN of the 3 wall
   times (with min–max) and the MAX of the 3 peak RSS.
 - Before any timing every input file is read once (page cache warm for every tool alike), and our
-  reader is run once untimed in a fresh process (numba compiles on the very first call and caches
+  reader is run once untimed in a fresh process (on a fresh checkout it builds the C scanner once and caches
   the machine code in analysis/ingest/__pycache__; later processes only load it).
 - Ratios use the median call times; each target is judged PASS/MISS on call time, and the same
   verdict on whole-process time is printed next to it.  Speed misses do not fail the run; a failed
@@ -82,7 +82,7 @@ FIO_CMD = ["fio", "--name=b", "--filename={tmp}/f", "--size=64M", "--rw=randrw",
 
 # =============================================================================================
 # workers: run in a fresh child process; stdlib-only imports at module level so that the
-# fio2gnuplot and wc measurements are not charged for pandas/numba
+# fio2gnuplot and wc measurements are not charged for pandas
 # =============================================================================================
 
 def _rss_kb() -> int:
@@ -139,11 +139,11 @@ def _worker_ours_breakdown(path: str, small: str, res: dict) -> None:
     st: dict[str, float] = {}
     rss: dict[str, float] = {}
     t0 = time.perf_counter()
-    import analysis.ingest.fio_log as fl  # imports numba + the scanner module
-    st["import reader modules (numba)"] = time.perf_counter() - t0
-    rss["import reader modules (numba)"] = _rss_kb()
+    import analysis.ingest.fio_log as fl  # the reader and scanner modules (the C library loads lazily)
+    st["import reader modules"] = time.perf_counter() - t0
+    rss["import reader modules"] = _rss_kb()
     nsmall = sum(1 for _ in open(small, "rb"))
-    k1 = f"first read() of fio's original {nsmall:,}-line log (numba cache load)"
+    k1 = f"first read() of fio's original {nsmall:,}-line log (loads the C scanner)"
     t0 = time.perf_counter()
     read(small)
     st[k1] = time.perf_counter() - t0
@@ -167,7 +167,7 @@ def _worker_ours_breakdown(path: str, small: str, res: dict) -> None:
                 acc[name] = acc.get(name, 0.0) + time.perf_counter() - t
         setattr(fl, name, timed)
 
-    for name in ("read_int_table", "_companion", "_ddir_labels", "_time_base", "series_frame",
+    for name in ("read_fio_log", "_companion", "_ddir_labels", "_time_base", "series_frame",
                  "summary_frame", "_crosscheck"):
         wrap(name)
     t0 = time.perf_counter()
@@ -175,7 +175,7 @@ def _worker_ours_breakdown(path: str, small: str, res: dict) -> None:
     total = time.perf_counter() - t0
     st["read() of the big log, warm process: total"] = total
     rss["read() of the big log, warm process: total"] = _rss_kb()
-    labels = {"read_int_table": "  file scan: _scan.read_int_table (mmap + numba, 2 passes)",
+    labels = {"read_fio_log": "  file scan: _scan.read_fio_log (mmap + C, one pass per thread)",
               "_companion": "  companion fio JSON lookup + parse: _companion",
               "_ddir_labels": "  ddir codes -> categorical from codes: _ddir_labels",
               "_time_base": "  time column -> seconds: _time_base",
@@ -388,12 +388,19 @@ def machine_info() -> dict[str, str]:
     info["python"] = platform.python_version()
     from importlib import metadata
     vers = []
-    for pkg in ("pandas", "numpy", "numba", "pyarrow"):
+    for pkg in ("pandas", "numpy", "pyarrow"):
         try:
             vers.append(f"{pkg} {metadata.version(pkg)}")
         except metadata.PackageNotFoundError:
             vers.append(f"{pkg} -")
     info["packages"] = ", ".join(vers)
+    try:
+        from analysis.ingest import _native
+        cc = _native.compiler()
+        first = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout.splitlines()
+        info["packages"] += f"; C scanner built with {first[0] if first else cc[0]} {' '.join(_native.CFLAGS)}"
+    except Exception as e:  # noqa: BLE001 - information only
+        info["packages"] += f"; C compiler: {e}"
     try:
         info["load"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
@@ -810,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
             f"peak RSS = max over the runs of the child's ru_maxrss (getrusage RUSAGE_SELF) read "
             f"right after the call — the counter os.wait4()/GNU time -v report at exit, read before "
             f"the bench's checks; for wc from os.wait4(); every input read once beforehand (warm "
-            f"page cache); our reader run once untimed first (numba compile → on-disk cache)")
+            f"page cache); our reader run once untimed first (C scanner built once → on-disk cache)")
         say("- fio2gnuplot: /usr/bin/fio2gnuplot (Python 3 script) loaded as a module with "
             "importlib SourceFileLoader (its __main__ block not run); timed = its "
             "compute_temp_file() (reads every line, writes its gnuplot data file) + compute_math() "
@@ -820,7 +827,7 @@ def main(argv: list[str] | None = None) -> int:
         warm([fio["path"], fio["small"], rados["path"], rados["table"], workdir / "fio_big/b.json"])
         fpath, rpath = str(fio["path"]), str(rados["path"])
 
-        # warm-up of our reader (untimed): compiles numba on a cold cache; probes the rados reader
+        # warm-up of our reader (untimed): builds the C scanner on a cold cache; probes the rados reader
         print("(warm-up: our reader once, untimed)", flush=True)
         w = run_child(["worker", "ours-fio", fpath], workdir, "warmup-fio")
         if "error" in w:

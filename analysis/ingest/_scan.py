@@ -1,116 +1,55 @@
 """Fast scanner for comma-separated integer tables (fio logs, fio histogram logs).
 
-The file is memory-mapped and parsed by a numba-compiled byte loop (released GIL, one thread per
-core over newline-aligned chunks): no Python per row, no copy of the file.  Grammar per line:
-``int (',' ' '* int)* '\\r'? '\\n'``, with an optional leading ``-``; blank lines are skipped.
+The file is memory-mapped and parsed by a small C loop (``_cscan.c``, built once by ``_native``,
+called through ctypes with the GIL released, one thread per core over newline-aligned chunks): no
+Python per row, no copy of the file.  Grammar per line: ``int (',' ' '* int)* '\\r'? '\\n'``, with an
+optional leading ``-``; blank lines are skipped.  No counting pass: outputs are sized by a bound
+(a line takes ≥ 2·ncol bytes; untouched pages of the over-sized allocation cost no memory) and the
+chunks' rows are moved together afterwards.  Tables come back column-major, so ``tab[:, k]`` is
+a contiguous int64 column.
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import numpy as np
-from numba import njit
 
+from . import _native
 from .base import IngestError, line_of_offset
 
-ERR_CHAR, ERR_COLS, ERR_LONG = 1, 2, 3
+T = TypeVar("T")
+ERR_CHAR, ERR_COLS, ERR_LONG, ERR_ROWS, ERR_DDIR = 1, 2, 3, 4, 5  # as in _cscan.c
+#: files smaller than this are parsed on one thread (tests lower it to exercise the chunking)
+CHUNK_MIN_BYTES = 8 << 20
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
+_I64 = ctypes.c_int64
+_P = ctypes.c_void_p
 
 
-@njit(nogil=True, cache=True)
-def _count_rows(buf, start, end):
-    n = 0
-    nonblank = False
-    for i in range(start, end):
-        b = buf[i]
-        if b == 10:
-            if nonblank:
-                n += 1
-            nonblank = False
-        elif b != 13 and b != 32:
-            nonblank = True
-    if nonblank:
-        n += 1
-    return n
+@cache
+def _lib() -> ctypes.CDLL:
+    lib = _native.load("_cscan")
+    err = [ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
+    lib.parse_rows.argtypes = [_P, _I64, _I64, _I64, _P, _I64, _I64, _I64, *err]
+    lib.parse_rows.restype = _I64
+    lib.parse_fio_log.argtypes = [_P, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _I64, *err]
+    lib.parse_fio_log.restype = _I64
+    return lib
 
 
-@njit(nogil=True, cache=True)
-def _parse(buf, start, end, out, row0):
-    """Parse rows into out[row0:]; returns (rows, error byte offset or -1, error code).
-
-    States: 0 = before a field (spaces allowed), 1 = in digits, 2 = after a field (spaces allowed).
-    """
-    ncol = out.shape[1]
-    r = row0
-    c = 0
-    v = 0
-    ndig = 0
-    neg = False
-    state = 0
-    blank = True
-    i = start
-    while i < end:
-        b = buf[i]
-        if 48 <= b <= 57:
-            if state == 2:
-                return r - row0, i, ERR_CHAR
-            state = 1
-            blank = False
-            v = v * 10 + (b - 48)
-            ndig += 1
-            if ndig > 18:
-                return r - row0, i, ERR_LONG
-        elif b == 32:
-            if state == 1:
-                state = 2
-        elif b == 44:  # ','
-            if state == 0 or (state == 2 and ndig == 0):
-                return r - row0, i, ERR_CHAR
-            if c >= ncol - 1:
-                return r - row0, i, ERR_COLS
-            out[r, c] = -v if neg else v
-            c += 1
-            v = 0
-            ndig = 0
-            neg = False
-            state = 0
-        elif b == 45:  # '-'
-            if state != 0 or neg:
-                return r - row0, i, ERR_CHAR
-            neg = True
-            blank = False
-        elif b == 10 or b == 13:
-            if b == 13:
-                if i + 1 >= end or buf[i + 1] != 10:
-                    return r - row0, i, ERR_CHAR
-                i += 1
-            if not blank:
-                if ndig == 0:
-                    return r - row0, i, ERR_CHAR
-                if c != ncol - 1:
-                    return r - row0, i, ERR_COLS
-                out[r, c] = -v if neg else v
-                r += 1
-            c = 0
-            v = 0
-            ndig = 0
-            neg = False
-            state = 0
-            blank = True
-        else:
-            return r - row0, i, ERR_CHAR
-        i += 1
-    if not blank:
-        if ndig == 0:
-            return r - row0, end, ERR_CHAR
-        if c != ncol - 1:
-            return r - row0, end, ERR_COLS
-        out[r, c] = -v if neg else v
-        r += 1
-    return r - row0, -1, 0
+def _call(fn, *args) -> tuple[int, int, int]:
+    """A C parse function's (rows, error byte offset or -1, error code)."""
+    off, code = _I64(), _I64()
+    n = fn(*args, ctypes.byref(off), ctypes.byref(code))
+    return int(n), int(off.value), int(code.value)
 
 
 def first_line_fields(head: bytes) -> list[bytes] | None:
@@ -141,23 +80,19 @@ def _chunks(buf: np.ndarray, n: int) -> list[tuple[int, int]]:
     return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i + 1] > bounds[i]]
 
 
-def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
-                   data: bytes | None = None) -> np.ndarray:
-    """All rows of an integer CSV with ``ncol`` columns as an int64 (rows × ncol) array.
-
-    The file is memory-mapped unless ``data`` (its already-decompressed content) is given.
-    Raises ``IngestError`` with the 1-based line of the first malformed row.
-    """
-    path = Path(path)
+def _over_file(path: Path, data: bytes | None, fn: Callable[[np.ndarray], T]) -> T:
+    """``fn(buf)`` over the file's bytes: ``data`` if given, else a read-only memory map."""
     if data is not None:
-        return _table(path, np.frombuffer(data, dtype=np.uint8), ncol, threads)
+        return fn(np.frombuffer(data, dtype=np.uint8))
     if os.path.getsize(path) == 0:
-        return np.empty((0, ncol), dtype=np.int64)
+        return fn(np.empty(0, dtype=np.uint8))
     err: IngestError | None = None
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    # MAP_POPULATE (Linux) maps the cached pages in one go instead of one page fault per 4 KiB
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | _POPULATE,
+                                         prot=mmap.PROT_READ) as mm:
         buf = np.frombuffer(mm, dtype=np.uint8)
         try:
-            return _table(path, buf, ncol, threads)
+            return fn(buf)
         except IngestError as e:  # re-raised below, after the map is released
             err = IngestError(e.path, e.message, line=e.line, offset=e.offset)
         finally:
@@ -165,18 +100,30 @@ def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
     raise err
 
 
-def _table(path: Path, buf: np.ndarray, ncol: int, threads: int | None) -> np.ndarray:
+def _drive(path: Path, buf: np.ndarray, ncol: int, threads: int | None,
+           alloc: Callable[[int], None], parse: Callable[[int, int, int, int], tuple[int, int, int]],
+           compact: Callable[[int, int, int], None]) -> int:
+    """Parse newline-aligned chunks, one thread each, with no counting pass; returns the row count.
+
+    ``alloc(bound)`` sizes the outputs for at most ``bound`` rows (a line takes ≥ 2·ncol bytes, so the
+    rows before byte b are ≤ b // (2·ncol)); ``parse(row0, start, end, row_limit)`` fills rows from
+    ``row0`` (that bound at ``start``); ``compact(src, dst, n)`` moves a later chunk's ``n`` rows down
+    to follow the earlier ones.  The earliest error in file order is raised as an ``IngestError``.
+    """
     size = len(buf)
+    per = 2 * ncol
+    alloc((size + 1) // per)
     if size == 0:
-        return np.empty((0, ncol), dtype=np.int64)
+        return 0
     nthreads = threads or min(os.cpu_count() or 1, 8)
-    parts = _chunks(buf, nthreads if size > (8 << 20) else 1)
-    with ThreadPoolExecutor(len(parts)) as ex:
-        counts = list(ex.map(lambda p: _count_rows(buf, p[0], p[1]), parts))
-    out = np.empty((sum(counts), ncol), dtype=np.int64)
-    row0 = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    with ThreadPoolExecutor(len(parts)) as ex:
-        res = list(ex.map(lambda a: _parse(buf, a[0][0], a[0][1], out, a[1]), zip(parts, row0)))
+    parts = _chunks(buf, nthreads if size > CHUNK_MIN_BYTES else 1)
+    lims = [s // per for s, _ in parts[1:]] + [(size + 1) // per]
+    jobs = [(s // per, s, e, lim) for (s, e), lim in zip(parts, lims)]
+    if len(jobs) == 1:
+        res = [parse(*jobs[0])]
+    else:
+        with ThreadPoolExecutor(len(jobs)) as ex:
+            res = list(ex.map(lambda j: parse(*j), jobs))
     for _rows, err, code in res:
         if err >= 0:  # first failing chunk in file order is the earliest error
             line = line_of_offset(bytes(buf[:err]), err)
@@ -185,6 +132,92 @@ def _table(path: Path, buf: np.ndarray, ncol: int, threads: int | None) -> np.nd
                 text += bytes(buf[err:err + 1])
             what = {ERR_COLS: f"expected {ncol} comma-separated integers per line",
                     ERR_LONG: "integer longer than 18 digits (not a count fio could have written)",
+                    ERR_ROWS: "more rows than the line-length bound allows (internal error)",
+                    ERR_DDIR: "data direction must be 0-3 (read/write/trim/sync)",
                     ERR_CHAR: "expected an integer, ',' or end of line"}[code]
             raise IngestError(path, f"{what} (near {text[-30:]!r})", line=line)
-    return out
+    n = res[0][0]
+    for (row0, *_), (rows, *_) in zip(jobs[1:], res[1:]):
+        compact(row0, n, rows)
+        n += rows
+    return n
+
+
+def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
+                   data: bytes | None = None) -> np.ndarray:
+    """All rows of an integer CSV with ``ncol`` columns as an int64 (rows × ncol) array whose columns
+    are contiguous (a row slice of a Fortran-ordered array).
+
+    The file is memory-mapped unless ``data`` (its already-decompressed content) is given.
+    Raises ``IngestError`` with the 1-based line of the first malformed row.
+    """
+    path = Path(path)
+    box: list[np.ndarray] = []
+
+    def run(buf: np.ndarray) -> np.ndarray:
+        def alloc(bound: int) -> None:
+            box.append(np.empty((bound, ncol), dtype=np.int64, order="F"))
+
+        def parse(row0: int, start: int, end: int, limit: int) -> tuple[int, int, int]:
+            out = box[0]
+            return _call(_lib().parse_rows, buf.ctypes.data, start, end, ncol, out.ctypes.data,
+                         out.shape[0], row0, limit)
+
+        def compact(src: int, dst: int, n: int) -> None:
+            box[0][dst:dst + n] = box[0][src:src + n]
+
+        n = _drive(path, buf, ncol, threads, alloc, parse, compact)
+        return box[0][:n]
+
+    return _over_file(path, data, run)
+
+
+@dataclass
+class FioLogColumns:
+    """What the fio-log reader keeps of a log: time and value as logged (float64, exact below 2**53),
+    direction codes (int8, 0-3), and the block-size min/max and column-5 max (None without the column)."""
+
+    t: np.ndarray
+    value: np.ndarray
+    ddir: np.ndarray
+    bs_min: int | None
+    bs_max: int | None
+    col5_max: int | None
+
+
+def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
+                 data: bytes | None = None) -> FioLogColumns:
+    """A 4-6 column fio log (``time_ms, value, ddir, bs[, offset|prio][, prio]``) as columns.
+
+    Same grammar and errors as ``read_int_table``, plus an ``IngestError`` for a direction outside 0-3.
+    """
+    if not 4 <= ncol <= 6:
+        raise ValueError(f"a fio log has 4-6 columns, not {ncol}")
+    path = Path(path)
+    box: dict[str, np.ndarray] = {}
+    big = np.iinfo(np.int64)
+
+    def run(buf: np.ndarray) -> FioLogColumns:
+        aggs: list[np.ndarray] = []
+
+        def alloc(bound: int) -> None:
+            box.update(t=np.empty(bound), v=np.empty(bound), d=np.empty(bound, dtype=np.int8))
+
+        def parse(row0: int, start: int, end: int, limit: int) -> tuple[int, int, int]:
+            agg = np.array([big.max, big.min, big.min], dtype=np.int64)
+            aggs.append(agg)
+            return _call(_lib().parse_fio_log, buf.ctypes.data, start, end, ncol,
+                         box["t"].ctypes.data, box["v"].ctypes.data, box["d"].ctypes.data,
+                         agg.ctypes.data, row0, limit)
+
+        def compact(src: int, dst: int, n: int) -> None:
+            for a in box.values():
+                a[dst:dst + n] = a[src:src + n]
+
+        n = _drive(path, buf, ncol, threads, alloc, parse, compact)
+        a = np.array(aggs).reshape(-1, 3)
+        return FioLogColumns(box["t"][:n], box["v"][:n], box["d"][:n],
+                             int(a[:, 0].min()) if n else None, int(a[:, 1].max()) if n else None,
+                             int(a[:, 2].max()) if n and ncol >= 5 else None)
+
+    return _over_file(path, data, run)

@@ -109,23 +109,27 @@ def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]])
 
 def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str, metric: str,
                  unit: str, t_s: np.ndarray, value: np.ndarray) -> pd.DataFrame:
-    """Build one metric's series (vectorised).
+    """Build one metric's series (vectorised, without copying ``t_s``/``value`` when they are float64).
 
     ``ddir`` is one label, a ready categorical (cheapest: build it from codes), or an array of labels.
     """
     n = len(t_s)
-    df = pd.DataFrame({
-        "source": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[source]),
-        "job": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[job]),
-        "ddir": (pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[ddir])
-                 if isinstance(ddir, str) else
+
+    def const(label: str) -> pd.Categorical:
+        return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[label])
+
+    cols = {
+        "source": const(source),
+        "job": const(job),
+        "ddir": (const(ddir) if isinstance(ddir, str) else
                  ddir if isinstance(ddir, pd.Categorical) else pd.Categorical(ddir)),
-        "metric": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[metric]),
+        "metric": const(metric),
         "value": np.asarray(value, dtype=np.float64),
-        "unit": pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[unit]),
+        "unit": const(unit),
         "t_s": np.asarray(t_s, dtype=np.float64),
-    })
-    return df[SERIES_COLUMNS]
+    }
+    # copy=False: the float columns stay the arrays given (no 2-D block consolidation copy)
+    return pd.DataFrame(cols, columns=SERIES_COLUMNS, copy=False)
 
 
 def as_str_categorical(col: pd.Series) -> pd.Categorical:

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import fio as fio_json
-from ._scan import first_line_fields, read_int_table
+from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
 from .base import (IngestError, Parsed, concat_tidy, series_frame, summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
@@ -123,23 +123,29 @@ def _latency_scale(companion: Parsed | None, how: str) -> tuple[float, str, bool
     return 1.0, f"ns assumed (fio ≥ 3.0 convention); {how}", True
 
 
-def _time_base(t_ms: np.ndarray, meta: dict[str, Any]) -> np.ndarray:
+def _time_base(t_ms: np.ndarray, meta: dict[str, Any], inplace: bool = False) -> np.ndarray:
+    """Log times (ms) → seconds since the start; ``inplace`` reuses ``t_ms`` (a float64 array)."""
+    out = t_ms if inplace else np.asarray(t_ms, dtype=np.float64).copy()
     if len(t_ms) and t_ms.min() > EPOCH_MS_MIN:
         t0 = int(t_ms.min())
         meta["time_base"] = "unix epoch ms (log_unix_epoch); t_s counts from the first sample"
         meta["t0_unix_ms"] = t0
-        return (t_ms - t0) / 1000.0
-    meta["time_base"] = "ms since job start"
-    return t_ms / 1000.0
+        out -= t0
+    else:
+        meta["time_base"] = "ms since job start"
+    out /= 1000.0
+    return out
 
 
-def _ddir_labels(path: Path, codes: np.ndarray) -> tuple[pd.Categorical, np.ndarray]:
+def _ddir_labels(path: Path, codes: np.ndarray,
+                 checked: bool = False) -> tuple[pd.Categorical, np.ndarray]:
     """Data directions as a categorical built from the codes (no per-row strings), and the codes present.
 
-    Codes 0-3 are fio's read/write/trim/sync; anything else is an error naming the first bad line.
+    Codes 0-3 are fio's read/write/trim/sync; anything else is an error naming the first bad line
+    (``checked``: the scanner has already made sure).
     """
-    bad = (codes < 0) | (codes > 3)
-    if bad.any():
+    bad = None if checked else (codes < 0) | (codes > 3)
+    if bad is not None and bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise IngestError(path, f"data direction must be 0-3 (read/write/trim/sync), got {codes[row]}",
                           line=row + 1)
@@ -152,70 +158,81 @@ def _ddir_labels(path: Path, codes: np.ndarray) -> tuple[pd.Categorical, np.ndar
 
 
 def _by_ddir(codes: np.ndarray, present: np.ndarray, arr: np.ndarray):
-    """Yield (code, rows of ``arr`` with that code); no copy when the log holds one direction."""
+    """Yield (code, rows of ``arr`` with that code, whether that is a copy we own)."""
     if len(present) == 1:
-        yield int(present[0]), arr
+        yield int(present[0]), arr, False
         return
     for code in present:
-        yield int(code), arr[codes == code]
+        yield int(code), arr[codes == code], True
+
+
+def exact_percentiles(v: np.ndarray, qs: np.ndarray, owned: bool = False) -> np.ndarray:
+    """Exact order statistics: for each q (percent) the smallest sample with at least q% of the samples
+    at or below it (``numpy.percentile(method="inverted_cdf")``); ``owned`` lets ``v`` be reordered."""
+    n = len(v)
+    k = np.clip(np.ceil(np.asarray(qs, dtype=np.float64) / 100.0 * n).astype(np.int64) - 1, 0, n - 1)
+    w = v if owned else v.copy()
+    w.partition(np.unique(k))
+    return w[k]
 
 
 def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
                data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    tab = read_int_table(path, ncol, data=data)
+    cols = read_fio_log(path, ncol, data=data)
     source = str(path)
     name = meta["log_name"]
     ltype = name["type"] or "value"
     companion, how = _companion(path, name["prefix"])
     meta["companion_json"] = how if companion is not None else None
     job = _job_key(name, companion)
-    t_s = _time_base(tab[:, 0], meta)
-    codes = tab[:, 2]
-    ddir, present = _ddir_labels(path, codes)
-    bs = tab[:, 3]
-    meta["per_io"] = bool(len(bs) and (bs > 0).all())
-    meta["windowed"] = bool(len(bs) and (bs == 0).all())
-    meta["samples"] = int(len(tab))
+    t_s = _time_base(cols.t, meta, inplace=True)
+    codes = cols.ddir
+    ddir, present = _ddir_labels(path, codes, checked=True)
+    n = len(t_s)
+    meta["per_io"] = bool(n and cols.bs_min > 0)
+    meta["windowed"] = bool(n and cols.bs_max == 0)
+    meta["samples"] = int(n)
     if ncol >= 5:
-        col5 = tab[:, 4]
         opts = {}
         if companion is not None:
             opts = next(iter(companion.meta.get("job_options", {}).values()), {}) or {}
             opts = {**(companion.meta.get("global_options") or {}), **opts}
         is_offset = ncol == 6 or str(opts.get("log_offset", "0")) == "1" or \
-            (len(col5) and col5.max() > 0xFFFF)
+            (n and cols.col5_max > 0xFFFF)
         meta["column5"] = "offset (B)" if (ncol == 5 and is_offset) else "priority"
         if ncol == 6:
             meta["columns"] = "time_ms, value, ddir, bs, offset, prio"
+    value = cols.value
     if ltype in ("lat", "clat", "slat"):
         scale, desc, assumed = _latency_scale(companion, how)
         meta["latency_unit_source"] = desc
         meta["latency_unit_assumed"] = assumed
-        value, unit, metric = tab[:, 1] * scale, "ns", ltype
+        unit, metric = "ns", ltype
     elif ltype == "bw":
-        value, unit, metric = tab[:, 1] * 1024.0, "B/s", "bw"
+        scale, unit, metric = 1024.0, "B/s", "bw"
     elif ltype == "iops":
-        value, unit, metric = tab[:, 1].astype(np.float64), "1/s", "iops"
+        scale, unit, metric = 1.0, "1/s", "iops"
     else:
-        value, unit, metric = tab[:, 1].astype(np.float64), "", "value"
+        scale, unit, metric = 1.0, "", "value"
         meta["log_type_from"] = "unknown: file name does not follow <prefix>_<type>.<N>.log"
+    if scale != 1.0:
+        value *= scale
     series = series_frame(source, job, ddir, metric, unit, t_s, value)
 
     rows = []
     checks: dict[str, Any] = {}
-    for code, v in _by_ddir(codes, present, value):
+    for code, v, owned in _by_ddir(codes, present, value):
         d = str(DDIR_NAMES[code])
         rows += [(job, d, f"{metric}_mean", float(v.mean()), unit),
                  (job, d, f"{metric}_min", float(v.min()), unit),
                  (job, d, f"{metric}_max", float(v.max()), unit),
                  (job, d, f"{metric}_stddev", float(v.std(ddof=1)) if len(v) > 1 else np.nan, unit),
                  (job, d, f"{metric}_samples", float(len(v)), "count")]
-        if meta["per_io"] and metric in ("lat", "clat", "slat"):
-            # exact order statistics: the smallest sample with at least q% of samples at or below it
-            pv = np.percentile(v, LOG_QS, method="inverted_cdf")
-            rows += [(job, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
         if companion is not None:
             checks[d] = _crosscheck(companion, meta, d, metric, v, name["job_index"])
+        if meta["per_io"] and metric in ("lat", "clat", "slat"):
+            pv = exact_percentiles(v, LOG_QS, owned=owned)
+            rows += [(job, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
     if checks:
         meta["crosscheck"] = checks
     return summary_frame(source, rows), series
@@ -298,7 +315,7 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     series = concat_tidy(frames, SERIES_COLUMNS)
     rows = []
     checks = {}
-    for code, sub in _by_ddir(codes, present, counts):
+    for code, sub, _owned in _by_ddir(codes, present, counts):
         d = str(DDIR_NAMES[code])
         tot = sub.sum(axis=0)
         if tot.sum() == 0:
