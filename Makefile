@@ -5,7 +5,7 @@ PY    ?= .venv/bin/python
 DATA  ?= data/raw
 PROC  ?= data/processed
 
-.PHONY: all venv tools data report test lab bench manifest capture-fio clean
+.PHONY: all venv cc tools data report test lab bench manifest capture-fio clean
 all: report
 
 # --- environment: the pip list of environment.yml is the one dependency list ------------------------
@@ -15,8 +15,17 @@ all: report
 	sed -n '/^ *- pip:/,$$p' environment.yml | sed -n 's/^ *- \([A-Za-z].*==.*\)$$/\1/p' > .venv/requirements.txt
 	.venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt
 	echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
+	$(MAKE) --no-print-directory cc
+	.venv/bin/python -c "from analysis.ingest import _native; print('built', _native.load('_cscan')._name)"
 	touch $@
 venv: .venv/.installed
+
+# A C compiler builds the log scanner (analysis/ingest/_cscan.c) once; installed when missing and root.
+cc:
+	@command -v cc >/dev/null || command -v gcc >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 gcc libc6-dev >/dev/null; \
+	  else echo "a C compiler is needed once: sudo apt-get install gcc"; exit 1; fi; }
 
 # Debian tools the tests drive for real (fio 3.33); installed when missing and we are root.
 tools:
