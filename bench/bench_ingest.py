@@ -394,8 +394,12 @@ def machine_info() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             vers.append(f"{pkg} -")
     info["packages"] = ", ".join(vers)
-    try:
-        from analysis.ingest import _native
+    try:  # _native.py alone (stdlib only): importing the package would load pandas into the launcher
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "_native_probe", Path(__file__).resolve().parents[1] / "analysis" / "ingest" / "_native.py")
+        _native = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_native)
         cc = _native.compiler()
         first = subprocess.run([*cc, "--version"], capture_output=True, text=True).stdout.splitlines()
         info["packages"] += f"; C scanner built with {first[0] if first else cc[0]} {' '.join(_native.CFLAGS)}"

@@ -67,6 +67,7 @@ def test_matches_reference_on_any_chunking(tmp_path_factory, tab, threads):
         assert np.array_equal(cols.t, want[:, 0].astype(float))
         assert np.array_equal(cols.value, want[:, 1].astype(float))
         assert np.array_equal(cols.ddir, want[:, 2].astype(np.int8))
+        assert np.array_equal(cols.ddir_counts, np.bincount(want[:, 2], minlength=4))
         if len(want):
             assert (cols.bs_min, cols.bs_max) == (want[:, 3].min(), want[:, 3].max())
             assert cols.col5_max == (want[:, 4].max() if ncol >= 5 else None)

@@ -21,7 +21,7 @@ typedef struct {
     int64_t stride;
     double *t, *v;                  /* parse_fio_log */
     int8_t *ddir;
-    int64_t *agg;                   /* [bs_min, bs_max, col5_max] */
+    int64_t *agg;                   /* [bs_min, bs_max, col5_max, rows with ddir 0, 1, 2, 3] */
 } sink_t;
 
 /* Store field c of row r; returns an error code or 0. */
@@ -37,6 +37,7 @@ static inline int store(const sink_t *s, int64_t c, int64_t r, int64_t x)
     case 2:
         if (x < 0 || x > 3) return ERR_DDIR;
         s->ddir[r] = (int8_t)x;
+        s->agg[3 + x]++;
         break;
     case 3:
         if (x < s->agg[0]) s->agg[0] = x;
@@ -117,7 +118,8 @@ int64_t parse_rows(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol,
 }
 
 /* A fio log (4-6 columns) into t, v (float64: the integers as logged), ddir (int8, 0-3), rows row0 ..
- * row_limit-1; agg (caller-initialised) gets bs min, bs max and the column-5 max of these rows. */
+ * row_limit-1; agg (caller-initialised, 7 values) gets bs min, bs max, the column-5 max and the
+ * count of each direction 0-3 of these rows. */
 int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol, double *t,
                       double *v, int8_t *ddir, int64_t *agg, int64_t row0, int64_t row_limit,
                       int64_t *err_off, int64_t *err_code)

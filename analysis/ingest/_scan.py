@@ -175,7 +175,8 @@ def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
 @dataclass
 class FioLogColumns:
     """What the fio-log reader keeps of a log: time and value as logged (float64, exact below 2**53),
-    direction codes (int8, 0-3), and the block-size min/max and column-5 max (None without the column)."""
+    direction codes (int8, 0-3) with their counts, and the block-size min/max and column-5 max (None
+    without the column)."""
 
     t: np.ndarray
     value: np.ndarray
@@ -183,6 +184,7 @@ class FioLogColumns:
     bs_min: int | None
     bs_max: int | None
     col5_max: int | None
+    ddir_counts: np.ndarray  #: rows per direction code 0-3
 
 
 def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
@@ -204,7 +206,7 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
             box.update(t=np.empty(bound), v=np.empty(bound), d=np.empty(bound, dtype=np.int8))
 
         def parse(row0: int, start: int, end: int, limit: int) -> tuple[int, int, int]:
-            agg = np.array([big.max, big.min, big.min], dtype=np.int64)
+            agg = np.array([big.max, big.min, big.min, 0, 0, 0, 0], dtype=np.int64)
             aggs.append(agg)
             return _call(_lib().parse_fio_log, buf.ctypes.data, start, end, ncol,
                          box["t"].ctypes.data, box["v"].ctypes.data, box["d"].ctypes.data,
@@ -215,9 +217,9 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
                 a[dst:dst + n] = a[src:src + n]
 
         n = _drive(path, buf, ncol, threads, alloc, parse, compact)
-        a = np.array(aggs).reshape(-1, 3)
+        a = np.array(aggs).reshape(-1, 7)
         return FioLogColumns(box["t"][:n], box["v"][:n], box["d"][:n],
                              int(a[:, 0].min()) if n else None, int(a[:, 1].max()) if n else None,
-                             int(a[:, 2].max()) if n and ncol >= 5 else None)
+                             int(a[:, 2].max()) if n and ncol >= 5 else None, a[:, 3:].sum(axis=0))
 
     return _over_file(path, data, run)

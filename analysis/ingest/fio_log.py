@@ -138,23 +138,26 @@ def _time_base(t_ms: np.ndarray, meta: dict[str, Any], inplace: bool = False) ->
 
 
 def _ddir_labels(path: Path, codes: np.ndarray,
-                 checked: bool = False) -> tuple[pd.Categorical, np.ndarray]:
+                 counts: np.ndarray | None = None) -> tuple[pd.Categorical, np.ndarray]:
     """Data directions as a categorical built from the codes (no per-row strings), and the codes present.
 
-    Codes 0-3 are fio's read/write/trim/sync; anything else is an error naming the first bad line
-    (``checked``: the scanner has already made sure).
+    Codes 0-3 are fio's read/write/trim/sync; anything else is an error naming the first bad line.
+    ``counts`` (rows per code, from the scanner, which has checked the range) saves a pass.
     """
-    bad = None if checked else (codes < 0) | (codes > 3)
-    if bad is not None and bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise IngestError(path, f"data direction must be 0-3 (read/write/trim/sync), got {codes[row]}",
-                          line=row + 1)
-    present = np.flatnonzero(np.bincount(codes, minlength=4))
+    if counts is None:
+        bad = (codes < 0) | (codes > 3)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise IngestError(path, f"data direction must be 0-3 (read/write/trim/sync), got {codes[row]}",
+                              line=row + 1)
+        counts = np.bincount(codes, minlength=4)
+    present = np.flatnonzero(counts)
+    cats = pd.Index(DDIR_NAMES[present].tolist(), dtype="str")
+    if np.array_equal(present, np.arange(len(present))):  # codes are already 0..k-1: no remap pass
+        return pd.Categorical.from_codes(codes, categories=cats, validate=False), present
     remap = np.full(4, -1, dtype=np.int8)
     remap[present] = np.arange(len(present), dtype=np.int8)
-    cat = pd.Categorical.from_codes(remap[codes],
-                                    categories=pd.Index(DDIR_NAMES[present].tolist(), dtype="str"))
-    return cat, present
+    return pd.Categorical.from_codes(remap[codes], categories=cats, validate=False), present
 
 
 def _by_ddir(codes: np.ndarray, present: np.ndarray, arr: np.ndarray):
@@ -187,7 +190,7 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
     job = _job_key(name, companion)
     t_s = _time_base(cols.t, meta, inplace=True)
     codes = cols.ddir
-    ddir, present = _ddir_labels(path, codes, checked=True)
+    ddir, present = _ddir_labels(path, codes, cols.ddir_counts)
     n = len(t_s)
     meta["per_io"] = bool(n and cols.bs_min > 0)
     meta["windowed"] = bool(n and cols.bs_max == 0)
