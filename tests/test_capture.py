@@ -712,3 +712,14 @@ def test_fio_argv_follows_the_issue(tmp_path):
         assert opt in base, opt
     assert "--rw=randrw" in r.fio_argv(r.doc["scenarios"]["snaptrim"])
     assert "--rw=randrw" in r.fio_argv(r.doc["scenarios"]["snaptrim_recovery"])
+
+
+def test_ceph_stamp_parser_shared_by_harness_and_poller():
+    from capture.ceph.pgpoll_stamp import stamp
+    assert stamp("2026-11-21T14:25:33.146231+0000") == 1795271133.146231
+    assert stamp("2026-11-21T15:25:33.000000+0100") == 1795271133.0
+    assert stamp("0.000000") is None and stamp("1970-01-01T00:00:00.000000+0000") is None
+    assert stamp("junk") is None and stamp(None) is None
+    # pgpoll.py (a /usr/bin/python3 script) must use this one parser, not a copy
+    src = (Path(__file__).resolve().parents[1] / "capture" / "ceph" / "pgpoll.py").read_text()
+    assert "from pgpoll_stamp import stamp" in src and "def stamp" not in src

@@ -7,10 +7,9 @@ bytes, degraded/misplaced/unfound, snaptrimq_len, scrub stamps as unix seconds);
 ``scrub``/``deep-scrub`` ``starts``/``ok`` taken from the cluster log (its own timestamps); mark lines
 the harness sends on stdin (one JSON object per line); a trailer ``{"end": true}`` when stdin closes.
 One long-lived process: a ``ceph`` CLI call per second would cost ~0.3 s of CPU on a 2-core VM.
-Stdlib + rados only.
+Stdlib, rados and pgpoll_stamp.py beside it.
 """
 import argparse
-import datetime as dt
 import json
 import os
 import re
@@ -20,19 +19,13 @@ import time
 
 import rados
 
+# run as a script, so its own folder is on sys.path: the one copy of the stamp parser
+from pgpoll_stamp import stamp  # noqa: E402
+
 FIELDS = ["pgid", "state", "num_objects", "num_bytes", "degraded", "misplaced", "unfound",
           "snaptrimq_len", "last_scrub_stamp", "last_deep_scrub_stamp"]
 LOG_RE = re.compile(r"^(\S+) (\S+) .*: cluster \[\w+\] (\S+) ((?:deep-)?scrub) (starts|ok|\d+ errors|.*)$")
 
-
-def stamp(s):
-    """'2026-11-21T14:25:33.146231+0000' → unix seconds (None for Ceph's zero stamp)."""
-    if not s or s.startswith("0.000000") or s.startswith("1970-01-01"):
-        return None
-    try:
-        return dt.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
-    except ValueError:
-        return None
 
 
 def pg_rows(cluster):

@@ -1,5 +1,5 @@
-"""Ceph's JSON time stamps → unix seconds (shared by the harness; pgpoll.py keeps its own copy
-because it runs under /usr/bin/python3 without this package)."""
+"""Ceph's JSON time stamps → unix seconds (shared by the harness and pgpoll.py, which runs
+under /usr/bin/python3 as a script and imports it from its own folder)."""
 from __future__ import annotations
 
 import datetime as dt
