@@ -358,16 +358,34 @@ def test_plan_has_every_cell_once_with_its_repeats():
     assert reps[("scrub", "wpq")] == 8 and reps[("scrub", "high_client_ops")] == 8
     assert all(n >= 3 for n in reps.values())
     assert {a for s, a in reps if s != "scrub"} == set(ARMS5)
-    assert {a for s, a in reps if s == "scrub"} == set(ARMS5) | {"wpq_scrubprio120"}
+    assert {a for s, a in reps if s == "scrub"} == set(ARMS5) | {"wpq_scrubprio120"} | ISSUE10_ARMS
     assert set(doc["scenarios"]) == {"baseline", "scrub", "snaptrim", "recovery_scrub", "snaptrim_recovery"}
-    assert len(runs) == 4 * 5 * 3 + (4 * 3 + 2 * 8) == 88
-    assert [r.order for r in runs] == list(range(88))
+    assert len(runs) == 4 * 5 * 3 + (4 * 3 + 2 * 8) + 5 * 3 == 103
+    assert [r.order for r in runs] == list(range(103))
     assert [r.repeat for r in runs] == sorted(r.repeat for r in runs)  # repeat-major
     # every repeat numbered 1..n for its cell, relpaths unique
     for (s, a), n in reps.items():
         assert sorted(r.repeat for r in runs if (r.scenario, r.arm) == (s, a)) == list(range(1, n + 1))
-    assert len({r.relpath for r in runs}) == 88
+    assert len({r.relpath for r in runs}) == 103
     assert runs[0].relpath.count("/") == 2 and runs[0].relpath.endswith("/rep-01")
+
+
+ISSUE10_ARMS = {"high_client_ops_maxscrubs10", "high_client_ops_cost20m", "balanced_cost20m",
+                "high_recovery_ops_cost20m", "custom_cost20m"}
+
+
+def test_issue10_scrub_tuning_arms_override_the_scenario(tmp_path):
+    """The tuning arms change one setting over the scrub scenario's (max scrubs 5, priority 5)."""
+    doc = cp.load(QOS)
+    r, _ = make_runner(tmp_path, doc)
+    s10 = r.settings_for(cp.Run("qos-2026", "scrub", "high_client_ops_maxscrubs10", 1, 0))
+    assert s10["osd_max_scrubs"] == 10 and s10["osd_mclock_profile"] == "high_client_ops"
+    assert s10["osd_requested_scrub_priority"] == 5
+    for arm in ISSUE10_ARMS - {"high_client_ops_maxscrubs10"}:
+        s = r.settings_for(cp.Run("qos-2026", "scrub", arm, 1, 0))
+        assert s["osd_scrub_cost"] == 20 * 2**20 and s["osd_max_scrubs"] == 5
+        assert s["osd_op_queue"] == "mclock_scheduler"
+    assert "osd_scrub_cost" not in r.settings_for(cp.Run("qos-2026", "scrub", "balanced", 1, 0))
 
 
 def test_arm_order_shuffled_per_repeat_and_deterministic():

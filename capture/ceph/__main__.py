@@ -86,6 +86,7 @@ def cmd_run(a) -> int:
             if deadline and time.time() > deadline:
                 _log("time budget reached: stopping before the next run (resume later)")
                 break
+            earlier: list[dict] = []  # attempts thrown away, kept in run.json so a redo is visible
             for attempt in range(1, 4):
                 _log(f"run {run.order} {run.relpath} (attempt {attempt})")
                 try:
@@ -94,6 +95,7 @@ def cmd_run(a) -> int:
                     _log(f"  FAILED: {e}")
                     runner.discard(run)
                     sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
+                    earlier.append({"attempt": attempt, "status": "failed", "error": str(e)[:500]})
                     runner.cl.wait_clean(timeout=600)
                     continue
                 cpu = info["cpu"]
@@ -102,8 +104,10 @@ def cmd_run(a) -> int:
                          f"({cpu['outside_cpu_frac']:.2f} of a CPU > {thr}); redoing")
                     runner.discard(run)
                     sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
+                    earlier.append({"attempt": attempt, "status": "disturbed", "cpu": cpu})
                     continue
                 info["attempt"] = attempt
+                info["earlier_attempts"] = earlier
                 dest = runner.finish(run, info)
                 sitting["runs"].append({"run": run.relpath, "status": "done", "duration_s": info["duration_s"]})
                 _log(f"  done in {info['duration_s']:.0f} s → {dest}; outside CPU "

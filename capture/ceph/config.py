@@ -179,7 +179,7 @@ RECORDED_KEYS = (
     "osd_op_num_shards", "osd_op_num_threads_per_shard", "osd_op_num_shards_hdd",
     "osd_max_backfills", "osd_recovery_max_active", "osd_recovery_max_active_hdd",
     "osd_recovery_sleep", "osd_recovery_sleep_hdd", "osd_snap_trim_sleep", "osd_snap_trim_sleep_hdd",
-    "osd_scrub_sleep", "osd_max_scrubs", "osd_requested_scrub_priority", "osd_scrub_priority",
+    "osd_scrub_sleep", "osd_scrub_cost", "osd_max_scrubs", "osd_requested_scrub_priority", "osd_scrub_priority",
     "osd_scrub_during_recovery", "osd_snap_trim_priority", "osd_recovery_priority",
     "osd_pg_max_concurrent_snap_trims", "osd_memory_target", "bluestore_debug_enforce_settings",
     # the hdd/ssd variants both queues pick from (files report rotational), so a run shows which applied
