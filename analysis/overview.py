@@ -66,41 +66,68 @@ def crosscheck_table(files: pd.DataFrame) -> pd.DataFrame:
 
     fio JSON: json+ percentiles recomputed from bins vs printed (max relative difference) and
     total_ios vs iops × runtime; fio logs: per-IO sample count vs fio's total_ios and log mean vs
-    fio's mean; rados bench: ops_total vs the per-second table.
+    fio's mean; rados bench: ops_total vs the per-second table.  ``worst`` is the largest relative
+    deviation the check found (0 = exact; NaN where nothing numeric was compared), so many files
+    roll up into one line (``crosscheck_rollup``).
     """
     import json
 
     rows = []
     for _, f in files.dropna(subset=["meta_json"]).iterrows():
         meta = json.loads(f["meta_json"])
-        check, result = None, None
+        check, result, worst = None, None, np.nan
         if "percentile_check" in meta:
             check = "json+ bins → percentiles"
-            result = f"max rel diff {meta['percentile_check']['max_rel_diff']:.2g}"
+            worst = float(meta["percentile_check"]["max_rel_diff"])
+            result = f"max rel diff {worst:.2g}"
         elif meta.get("identity_check", {}).get("n"):
             ic = meta["identity_check"]
-            check, result = "total_ios ≈ iops × runtime", f"max dev {ic['max_abs_dev']:.2g}"
+            worst = float(ic["max_abs_dev"])
+            check, result = "total_ios ≈ iops × runtime", f"max dev {worst:.2g}"
         elif "crosscheck" in meta:
-            parts = []
+            parts, devs = [], []
             for ddir, c in meta["crosscheck"].items():
                 if not c.get("compared", True):
                     parts.append(f"{ddir}: not comparable ({c.get('why', '')})")
                 elif "log_samples" in c:
                     s = f"{ddir}: {c['log_samples']}/{c['json_total_ios']} IOs"
+                    if c["json_total_ios"]:
+                        devs.append(abs(c["log_samples"] / c["json_total_ios"] - 1))
                     if "mean_rel_diff" in c:
                         s += f", mean rel diff {c['mean_rel_diff']:.1g}"
+                        devs.append(abs(c["mean_rel_diff"]))
                     parts.append(s)
                 elif "rel_diff" in c:
                     parts.append(f"{ddir}: window mean vs fio {c['rel_diff']:.1%}")
+                    devs.append(abs(c["rel_diff"]))
                 elif "percentile_rel_diff" in c:
-                    worst = max(c["percentile_rel_diff"].values(), default=float("nan"))
-                    parts.append(f"{ddir}: hist vs fio percentiles ≤ {worst:.1%}")
+                    w = max(c["percentile_rel_diff"].values(), default=float("nan"))
+                    parts.append(f"{ddir}: hist vs fio percentiles ≤ {w:.1%}")
+                    devs.append(abs(w))
             check, result = "log vs fio summary", "; ".join(parts) or "—"
+            worst = max(devs) if devs else np.nan
         elif "check_ops_total_vs_table" in meta:
             c = meta["check_ops_total_vs_table"]
             check = "ops_total vs table"
             result = "ok" if c.get("ok") else f"MISMATCH {c}"
+            worst = 0.0 if c.get("ok") else np.inf
         else:
             check, result = "no tool summary to compare", meta.get("latency_unit_source", "")
-        rows.append({"path": f["path"], "kind": f["kind"], "check": check, "result": result})
-    return pd.DataFrame(rows, columns=["path", "kind", "check", "result"])
+        rows.append({"path": f["path"], "kind": f["kind"], "check": check, "result": result, "worst": worst})
+    return pd.DataFrame(rows, columns=["path", "kind", "check", "result", "worst"])
+
+
+def crosscheck_rollup(cc: pd.DataFrame, depth: int = 2) -> pd.DataFrame:
+    """``crosscheck_table`` rolled up by the first ``depth`` directories of each path, kind and check:
+    files checked, files where nothing numeric could be compared, and the worst deviation among them
+    (the file it came from is named, so a bad one can be looked up in the per-file table)."""
+    if cc.empty:
+        return pd.DataFrame(columns=["tree", "kind", "check", "files", "not_compared", "worst", "worst_file"])
+    d = cc.assign(tree=cc["path"].map(lambda p: "/".join(p.split("/")[:depth]) if p.count("/") >= depth
+                                      else "/".join(p.split("/")[:-1]) or "."))
+    g = d.groupby(["tree", "kind", "check"], sort=True, dropna=False)
+    out = g.agg(files=("path", "size"), not_compared=("worst", lambda w: int(w.isna().sum())),
+                worst=("worst", "max"))
+    idx = d.dropna(subset=["worst"]).groupby(["tree", "kind", "check"], dropna=False)["worst"].idxmax()
+    out["worst_file"] = d.loc[idx].set_index(["tree", "kind", "check"])["path"]
+    return out.reset_index()

@@ -142,7 +142,9 @@ def test_standard_summary_and_meta(tmp_path):
     assert units == {"scrub_pgs": "count", "scrub_pgs_done": "count", "scrub_objects": "count",
                      "scrub_bytes": "B", "scrub_duration": "s", "scrub_rate": "B/s",
                      "scrub_rate_objects": "1/s", "snaptrim_duration": "s", "snaptrim_objects": "count",
-                     "snaptrim_rate": "1/s"}
+                     "snaptrim_rate": "1/s", "scrub_start": "s", "snaptrim_start": "s"}
+    # the marks on the fio_start clock: requested at +4.5 s, removed at +11 s, fio spawned at +2.5 s
+    assert r.value("scrub_start", job="scrub") == 2.0 and r.value("snaptrim_start", job="snap") == 8.5
     assert set(r.summary["ddir"]) == {""}
     m = r.meta
     assert m["tool_version"] == "16.2.15" and m["ceph_version"] == VERSION

@@ -58,6 +58,37 @@ def test_cbt_and_run_json_context(tmp_path):
     assert set(ser["scheduler"].dropna().astype(str)) == {"mclock_scheduler"}
 
 
+def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
+    """Issue 10: arms are selected by the values the OSDs ran, not by directory name."""
+    import json
+    own = tmp_path / "c1" / "scrub" / "some-arm-name" / "rep-02"
+    own.mkdir(parents=True)
+    shutil.copy(FIXTURES / "fio" / "randread-4k-windowed" / "randread-4k-windowed.json", own)
+    doc = {"campaign": "c1", "scenario": "scrub", "arm": "some-arm-name", "repeat": 2,
+           "scheduler": "mclock_scheduler", "profile": "high_client_ops",
+           "background_unfinished": ["deep_scrub"],
+           "earlier_attempts": [{"attempt": 1, "status": "disturbed"}],
+           "osd_config": {"requested": {"osd_max_scrubs": 10},
+                          "effective": {"osd_max_scrubs": "10", "osd_scrub_cost": "20971520",
+                                        "osd_requested_scrub_priority": "5.000000",
+                                        "osd_op_queue": "mclock_scheduler"}}}
+    (own / "run.json").write_text(json.dumps(doc))
+    (own / "done").write_text("2026-11-22T14:00:00+0000\n")
+    (tmp_path / "c1" / "sitting-20261122T140000.json").write_text("{}\n")
+    (tmp_path / "c1" / "sitting-notes.txt").write_text("not the harness's\n")
+    res = ingest(tmp_path, progress=False)
+    f = res.files.set_index("path")
+    assert f.loc["c1/scrub/some-arm-name/rep-02/done", "status"] == "context"
+    assert f.loc["c1/sitting-20261122T140000.json", "kind"] == "capture-aux"
+    assert f.loc["c1/sitting-notes.txt", "status"] == "unrecognised"
+    s = res.summary
+    row = s.iloc[0]
+    assert (row["max_scrubs"], row["scrub_cost"], row["requested_scrub_priority"]) == ("10", "20971520", "5")
+    assert row["background_unfinished"] == "deep_scrub" and row["redone"] == "1"
+    assert row["arm"] == "some-arm-name" and row["repeat"] == "2"
+    assert "osd_op_queue" not in s.columns  # only the tuned keys are lifted out of the nested config
+
+
 def test_cli_lists_bad_files_and_exits_1(tmp_path):
     root = _tree(tmp_path)
     (root / "broken.json").write_text('{\n  "fio version" : "fio-3.33",\n  "jobs" : [\n')

@@ -2,7 +2,7 @@
 
 Kinds: ``fio-json`` (json and json+), ``fio-log`` (lat/clat/slat/iops/bw logs), ``fio-hist-log``,
 ``rados-bench`` (text and ``--format json``), ``ceph-pg-timeline`` (the capture's background-operation
-timeline JSONL).
+timeline JSONL), ``sysutil`` (the capture's 1 Hz /proc utilisation JSONL).
 """
 
 from __future__ import annotations

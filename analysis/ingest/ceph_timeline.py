@@ -43,6 +43,9 @@ Summary (durations have the poll interval as resolution: ``meta["resolution_s"]`
   sample at/before the mark (if 0 there: the max over samples in the 5 s after it);
   ``recovery_rate`` (1/s) = objects / duration.
 
+``scrub_start``, ``snaptrim_start``, ``recovery_start`` (s): the operation's mark in ``t_s`` (so an
+operation's window is [start, start + duration] on the timeline's clock).
+
 A background operation that started but did not finish within the timeline, a missing trailer
 (interrupted capture) or a truncated last line make the result ``partial``; reasons are listed in
 ``meta["incomplete"]``.  Ordering: sample/trailer lines (the poller's clock) and mark lines (the
@@ -344,6 +347,11 @@ def parse(path: Path, data: bytes) -> Parsed:
             rows += _snaptrim(per_pool, ts, snap_pool, marks["snap_removed"], incomplete)
     if "recovery_enabled" in marks:
         rows += _recovery(tab, ts, marks["recovery_enabled"], incomplete)
+    for mark, metric, job in (("deep_scrub_requested", "scrub_start", scrub_pool),
+                              ("snap_removed", "snaptrim_start", mark_pools.get("snap_removed")),
+                              ("recovery_enabled", "recovery_start", "")):
+        if mark in marks:
+            rows.append((job or "", "", metric, marks[mark] - t0, "s"))
     meta["incomplete"] = incomplete
     return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, rows),
                   series=series, partial=bool(incomplete))

@@ -15,8 +15,8 @@ from .compress import read_all, read_head
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("ceph_timeline", "fio", "radosbench", "fio_log")
-KINDS = ("ceph-pg-timeline", "fio-json", "rados-bench", "fio-hist-log", "fio-log")
+_READERS = ("ceph_timeline", "sysutil", "fio", "radosbench", "fio_log")
+KINDS = ("ceph-pg-timeline", "sysutil", "fio-json", "rados-bench", "fio-hist-log", "fio-log")
 
 
 def _modules():

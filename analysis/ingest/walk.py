@@ -13,7 +13,8 @@ Outputs: ``files.parquet`` (one row per file: path, sha256, kind, tool version, 
 ``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys).  Status is ``ok``,
 ``partial`` (the reader marked the result incomplete), ``failed`` (``IngestError``), ``empty``
 (0 bytes, e.g. fio's slat log of a sync engine), ``unrecognised`` (no reader claims the content) or
-``context`` (run.json, benchmark_config.yaml, the manifest).
+``context`` (run.json, benchmark_config.yaml, the manifest, and the capture harness's own files:
+``done`` markers, ``osd_config.json.gz``, ``cluster-log.txt.gz``, ``campaign.yaml``, ``sitting-*.json``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ from .detect import detect, read
 
 KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
 CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
+#: what ``capture/`` writes beside the benchmark outputs: run metadata, listed as ``context`` (the
+#: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
+CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr")
+CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
@@ -105,7 +110,29 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     return ctx
 
 
+#: run keys taken from ``run.json``'s ``osd_config.effective`` (what ``ceph config show osd.0`` said
+#: the OSD ran), so notebooks select tuned arms by value, never by directory name (issue 10).
+#: Units as Ceph prints them: ``scrub_cost`` in bytes, priorities and counts unitless.
+TUNED_KEYS = {"osd_max_scrubs": "max_scrubs", "osd_scrub_cost": "scrub_cost",
+              "osd_requested_scrub_priority": "requested_scrub_priority"}
+
+
+def _config_value(v: Any) -> str | None:
+    """Ceph prints ``5`` or ``5.000000`` for the same value: integral numbers become ``'5'``."""
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
 def run_json_context(path: Path, root: Path) -> dict[str, Any]:
+    """Run keys from a ``capture/`` run.json: its top-level scalars, the tuned OSD options
+    (``TUNED_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
+    operation ended), ``redone`` (attempts thrown away as disturbed or failed before this one) and
+    ``fio_t0_after_spawn_s`` (s from the timeline's t=0, fio's spawn, to fio's log t=0)."""
     try:
         doc = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -114,6 +141,20 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise IngestError(path, "expected a JSON object (run.json)", line=1)
     ctx = {k: v for k, v in doc.items() if not isinstance(v, (dict, list)) and v is not None}
+    eff = (doc.get("osd_config") or {}).get("effective") if isinstance(doc.get("osd_config"), dict) else None
+    if isinstance(eff, dict):
+        for opt, key in TUNED_KEYS.items():
+            if eff.get(opt) is not None:
+                ctx[key] = _config_value(eff[opt])
+    if isinstance(doc.get("background_unfinished"), list):
+        ctx["background_unfinished"] = ",".join(map(str, doc["background_unfinished"]))
+    if isinstance(doc.get("earlier_attempts"), list):
+        ctx["redone"] = len(doc["earlier_attempts"])
+    anc = doc.get("anchors")
+    if isinstance(anc, dict) and all(isinstance(anc.get(k), (int, float))
+                                     for k in ("fio_t0_unix", "fio_spawn_unix")):
+        # the timeline's t=0 is fio's spawn; fio's own log t=0 is its job start, this much later
+        ctx["fio_t0_after_spawn_s"] = round(anc["fio_t0_unix"] - anc["fio_spawn_unix"], 3)
     ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
     ctx["context_source"] = "run.json"
     return ctx
@@ -265,6 +306,9 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
         if p.name in CONTEXT_FILES or p.name == MANIFEST:
             row["status"] = "context"
             row["kind"] = p.name
+        elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json"):
+            row["status"] = "context"
+            row["kind"] = "capture-aux"
         elif row["size_bytes"] == 0:
             row["status"] = "empty"
         else:

@@ -9,13 +9,22 @@ import pandas as pd
 from .consistency import as_rounds
 
 
-def load_series(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
-    """``processed_dir/series.parquet`` (from ``make data``) if it exists, else ``data_dir`` ingested in memory."""
-    p = Path(processed_dir) / "series.parquet"
+def _load(table: str, data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+    p = Path(processed_dir) / f"{table}.parquet"
     if p.is_file():
         return pd.read_parquet(p)
     from analysis.ingest.walk import ingest
-    return ingest(data_dir, progress=False).series
+    return getattr(ingest(data_dir, progress=False), table)
+
+
+def load_series(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+    """``processed_dir/series.parquet`` (from ``make data``) if it exists, else ``data_dir`` ingested in memory."""
+    return _load("series", data_dir, processed_dir)
+
+
+def load_summary(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+    """``processed_dir/summary.parquet`` (from ``make data``) if it exists, else ``data_dir`` ingested in memory."""
+    return _load("summary", data_dir, processed_dir)
 
 
 def measured_rounds(series: pd.DataFrame, metric: str, test: tuple[str, ...] = ("scheduler",),

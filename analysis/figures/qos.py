@@ -1,0 +1,61 @@
+"""WPQ-vs-mClock campaign figures.  Each returns a matplotlib Figure whose label is its stable id."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+CLIENT_IOPS = "qos-client-iops-by-arm"
+CLIENT_CLAT = "qos-client-clat-by-arm"
+BACKGROUND_DURATIONS = "qos-background-durations-by-arm"
+
+#: display order: WPQ first, then Pacific's profiles, then the tuned arms in their campaign-file order
+ARM_ORDER = ["wpq", "wpq_scrubprio120", "high_client_ops", "balanced", "high_recovery_ops", "custom"]
+
+
+def arm_order(arms: pd.Series | list[str]) -> list[str]:
+    present = list(dict.fromkeys(map(str, arms)))
+    return [a for a in ARM_ORDER if a in present] + sorted(a for a in present if a not in ARM_ORDER)
+
+
+def by_arm(runs: pd.DataFrame, value: str, label: str, fig_id: str, scenarios: list[str] | None = None,
+           col_wrap: int = 3, sharey: bool = True) -> plt.Figure:
+    """One panel per scenario: each run's ``value`` (a column of ``analysis.stats.arms.run_table``)
+    as a point per arm, with the arm's median as a bar.  Arms without that value are left out."""
+    d = runs.dropna(subset=[value])
+    scen = [s for s in (scenarios or list(dict.fromkeys(d["scenario"]))) if s in set(d["scenario"])]
+    n = max(len(scen), 1)
+    ncol = min(col_wrap, n)
+    nrow = -(-n // ncol)
+    widths = [len(set(d.loc[d["scenario"] == s, "arm"])) for s in scen] or [1]
+    fig, axes = plt.subplots(nrow, ncol, figsize=(max(widths) * 0.55 * ncol + 2, 3.4 * nrow),
+                             squeeze=False, sharey=sharey)
+    for ax, s in zip(axes.flat, scen):
+        g = d[d["scenario"] == s]
+        order = arm_order(g["arm"])
+        med = g.groupby("arm", observed=True)[value].median().reindex(order)
+        ax.bar(range(len(order)), med.to_numpy(), color="0.85", edgecolor="0.5")
+        sns.stripplot(g, x="arm", y=value, order=order, ax=ax, size=4, color="C0", jitter=0.15)
+        ax.set(title=s, xlabel="", ylabel=label)
+        ax.tick_params(axis="x", rotation=60)
+        for t in ax.get_xticklabels():
+            t.set_ha("right")
+    for ax in list(axes.flat)[len(scen):]:
+        ax.set_visible(False)
+    fig.set_label(fig_id)
+    fig.tight_layout()
+    return fig
+
+
+def background_durations(runs: pd.DataFrame, fig_id: str = BACKGROUND_DURATIONS) -> plt.Figure:
+    """Scrub / snaptrim / recovery duration (s) per arm, one panel per (scenario, operation)
+    that has any; points are runs, bars medians."""
+    ops = [c for c in ("scrub_duration", "snaptrim_duration", "recovery_duration") if c in runs]
+    long = runs.melt(id_vars=["scenario", "arm", "repeat"], value_vars=ops, var_name="op",
+                     value_name="duration_s").dropna(subset=["duration_s"])
+    long["scenario"] = long["scenario"].astype(str) + " · " + long["op"].str.replace("_duration", "")
+    fig = by_arm(long, "duration_s", "duration (s)", fig_id, col_wrap=3, sharey=False)
+    for ax in fig.axes:
+        ax.set_ylim(bottom=0)
+    return fig

@@ -1,0 +1,137 @@
+"""Reader for the capture's 1 Hz system-utilisation log (``sysutil.jsonl``, ``capture/ceph/monitor.py``).
+
+One JSON object per line, written once a second from /proc (Linux ≥ 4.18 field layout):
+``{"t": unix s, "cpu": {"cpu0": busy fraction, …}, "iowait": {"cpu0": fraction, …},
+"mem": {"MemTotal": B, "MemAvailable": B, "Cached": B}, "disk": {"vda": {"reads", "read_B", "writes",
+"write_B", "io_ms"}, …}, "load": 1-min load average}``.  CPU fractions are of the interval since the
+previous line; disk figures are /proc/diskstats deltas over that interval, and a device idle for the
+whole interval is left out of the line (read here as zero).
+
+Time base: ``t_s`` = seconds since the first line (``meta["t0_unix"]``); a run's ``run.json`` anchors
+(unix s) align it with fio's and the timeline's clocks (same host clock).
+
+Series (``ddir`` ""): ``cpu_busy`` and ``cpu_iowait`` (ratio, job = ``cpuN``); ``mem_available`` and
+``mem_cached`` (B, job ""); per device (job = device name) ``disk_read_iops``/``disk_write_iops`` (1/s),
+``disk_read_bw``/``disk_write_bw`` (B/s), ``disk_util`` (ratio: io_ms / interval, the %util of
+iostat); ``load1`` (count, job "").  Summary: the mean of each series over the file (``<metric>`` with
+the same job), ``cpu_busy`` with job "all" (mean over CPUs), ``disk_util_max`` per device (ratio) and
+``samples`` (count).  The interval of a line is the time since the previous one (the first line: the
+median interval, ``meta["interval_s"]``).  A truncated last line (interrupted capture) makes the result
+``partial``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .base import IngestError, Parsed, categorize, series_frame, summary_frame
+
+KIND = "sysutil"
+_SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*"t"[ \t]*:[ \t]*[0-9.eE+]+[ \t]*,[ \t]*"cpu"[ \t]*:[ \t]*\{')
+#: /proc/diskstats delta field → (metric, unit); each is divided by the interval
+_DISK = {"reads": ("disk_read_iops", "1/s"), "writes": ("disk_write_iops", "1/s"),
+         "read_B": ("disk_read_bw", "B/s"), "write_B": ("disk_write_bw", "B/s"),
+         "io_ms": ("disk_util", "ratio")}
+_EXPECT = ('expected one JSON object per line with "t" (unix s), "cpu", "iowait", "mem", "disk", "load" '
+           "(capture/ceph/monitor.py SysMon)")
+
+
+def sniff(head: bytes) -> bool:
+    """A first line that is a JSON object starting ``{"t": <number>, "cpu": {``."""
+    return _SNIFF.match(head) is not None
+
+
+def _records(path: Path, data: bytes) -> tuple[list[dict[str, Any]], bool]:
+    text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
+    lines = text.split("\n")
+    recs: list[dict[str, Any]] = []
+    partial = False
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
+    for i, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        try:
+            obj = json.loads(ln)
+        except json.JSONDecodeError as e:
+            if i == last and not text.endswith("\n"):
+                partial = True  # the capture was interrupted mid-line
+                break
+            raise IngestError(path, f"{_EXPECT}: {e.msg}", line=i + 1) from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("t"), (int, float)) \
+                or isinstance(obj.get("t"), bool) or not isinstance(obj.get("cpu"), dict):
+            raise IngestError(path, _EXPECT, line=i + 1)
+        if recs and obj["t"] < recs[-1]["t"] - 1.0:
+            raise IngestError(path, f"time goes back: t={obj['t']} after t={recs[-1]['t']} "
+                                    "(expected one file per run, lines in time order)", line=i + 1)
+        recs.append(obj)
+    if not recs:
+        raise IngestError(path, _EXPECT, line=1)
+    return recs, partial
+
+
+def parse(path: str | Path, data: bytes) -> Parsed:
+    path = Path(path)
+    try:
+        recs, partial = _records(path, data)
+    except UnicodeDecodeError as e:
+        raise IngestError(path, f"{_EXPECT}: not UTF-8", offset=e.start) from None
+    flat = pd.json_normalize(recs, sep="\t")
+    t = flat["t"].to_numpy(np.float64)
+    dt = np.diff(t)
+    interval = float(np.median(dt)) if len(dt) else 1.0
+    dt = np.concatenate([[interval], dt])
+    dt[dt <= 0] = np.nan  # two lines with one stamp: no rate for the second
+    t0 = float(t[0])
+    t_s = t - t0
+    source = path.name
+    frames: list[pd.DataFrame] = []
+    means: list[tuple[str, str, str, float, str]] = []
+
+    def add(job: str, metric: str, unit: str, values: np.ndarray) -> None:
+        frames.append(series_frame(source, job, "", metric, unit, t_s, values))
+        if np.isfinite(values).any():
+            means.append((job, "", metric, float(np.nanmean(values)), unit))
+
+    cpus = sorted((c.split("\t", 1)[1] for c in flat.columns if c.startswith("cpu\t")),
+                  key=lambda c: (len(c), c))
+    busy = []
+    for c in cpus:
+        v = pd.to_numeric(flat[f"cpu\t{c}"], errors="coerce").to_numpy(np.float64)
+        busy.append(v)
+        add(c, "cpu_busy", "ratio", v)
+        if f"iowait\t{c}" in flat:
+            add(c, "cpu_iowait", "ratio", pd.to_numeric(flat[f"iowait\t{c}"], errors="coerce").to_numpy(np.float64))
+    if busy:
+        means.append(("all", "", "cpu_busy", float(np.nanmean(np.vstack(busy))), "ratio"))
+    for key, metric in (("MemAvailable", "mem_available"), ("Cached", "mem_cached")):
+        col = f"mem\t{key}"
+        if col in flat:
+            add("", metric, "B", pd.to_numeric(flat[col], errors="coerce").to_numpy(np.float64))
+    devices = sorted({c.split("\t")[1] for c in flat.columns if c.startswith("disk\t")})
+    for dev in devices:
+        for field, (metric, unit) in _DISK.items():
+            col = f"disk\t{dev}\t{field}"
+            raw = (pd.to_numeric(flat[col], errors="coerce").fillna(0.0).to_numpy(np.float64)
+                   if col in flat else np.zeros(len(t)))
+            v = raw / 1000.0 / dt if field == "io_ms" else raw / dt
+            add(dev, metric, unit, v)
+            if field == "io_ms" and np.isfinite(v).any():
+                means.append((dev, "", "disk_util_max", float(np.nanmax(v)), "ratio"))
+    if "load" in flat:
+        add("", "load1", "count", pd.to_numeric(flat["load"], errors="coerce").to_numpy(np.float64))
+    means.append(("", "", "samples", float(len(t)), "count"))
+    meta = {"tool_version": "capture/ceph SysMon", "t0_unix": t0, "interval_s": interval,
+            "cpus": cpus, "devices": devices, "samples": len(t)}
+    if partial:
+        meta["incomplete"] = ["truncated last line (interrupted capture)"]
+    series = categorize(pd.concat(frames, ignore_index=True)) if frames else None
+    out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(source, means), partial=partial)
+    if series is not None:
+        out.series = series
+    return out

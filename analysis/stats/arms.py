@@ -1,0 +1,117 @@
+"""Campaign runs as one row each, and per-arm medians (the numbers a QoS comparison starts from).
+
+Input is the tidy ``summary`` table of ``analysis.ingest`` over ``data/raw/ceph-qos/`` (fio 3.33
+json+ and the ``ceph-pg-timeline`` reader, keys from each run's ``run.json``).  Units in the output:
+IOPS 1/s; latencies ms (fio prints ns); durations s.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
+#: tuned values carried as run keys by ``analysis.ingest.walk.TUNED_KEYS`` (and what else a run says)
+RUN_FACTS = ["scheduler", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
+             "background_unfinished", "redone"]
+DURATIONS = ["scrub_duration", "snaptrim_duration", "recovery_duration"]
+
+
+def run_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per measured run: client IOPS (all directions), mean clat over all IOs and per
+    direction p99 clat (ms), and the background-operation durations (s; NaN where the run had none).
+
+    ``clat_mean_ms`` over directions is the IO-count-weighted mean of fio's per-direction means
+    (exact: fio's mean is over every IO).  p99 cannot be pooled from per-direction percentiles, so it
+    stays per direction (``clat_p99_write_ms``, ``clat_p99_read_ms``).  A scenario's durations come
+    from the timeline of the same run; if a pool reports one twice (it should not) the longest wins.
+    """
+    s = summary.dropna(subset=[k for k in RUN_KEYS if k in summary.columns])
+    if s.empty:
+        return pd.DataFrame(columns=RUN_KEYS + RUN_FACTS + ["iops", "clat_mean_ms"] + DURATIONS)
+    keys = [k for k in RUN_KEYS if k in s.columns]
+    facts = [k for k in RUN_FACTS if k in s.columns]
+    base = s[keys + facts].astype("string").drop_duplicates(subset=keys).set_index(keys)
+
+    fio = s[s["kind"].astype(str) == "fio-json"]
+    fio = fio[fio["metric"].isin(["iops", "total_ios", "clat_mean", "clat_p99"])]
+    w = fio.pivot_table(index=keys + ["ddir"], columns="metric", values="value", aggfunc="sum",
+                        observed=True)
+    w = w.reset_index()
+    for c in ("iops", "total_ios", "clat_mean", "clat_p99"):
+        if c not in w:
+            w[c] = np.nan
+    w["clat_x_n"] = w["clat_mean"] * w["total_ios"]
+    g = w.groupby(keys, observed=True)
+    out = pd.DataFrame({"iops": g["iops"].sum(min_count=1),
+                        "clat_mean_ms": g["clat_x_n"].sum(min_count=1) / g["total_ios"].sum(min_count=1) / 1e6})
+    for d in ("write", "read"):
+        wd = w[w["ddir"].astype(str) == d].set_index(keys)
+        out[f"iops_{d}"] = wd["iops"]
+        out[f"clat_p99_{d}_ms"] = wd["clat_p99"] / 1e6
+
+    tl = s[(s["kind"].astype(str) == "ceph-pg-timeline") & s["metric"].isin(DURATIONS)]
+    dur = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
+    out = out.join(dur, how="outer")
+    for c in DURATIONS:
+        if c not in out:
+            out[c] = np.nan
+    out = base.join(out, how="right").reset_index()
+    out["repeat"] = pd.to_numeric(out["repeat"]).astype("int64")
+    return out.sort_values(keys).reset_index(drop=True)
+
+
+def arm_medians(runs: pd.DataFrame, by: Sequence[str] = ("scenario", "arm"),
+                values: Sequence[str] | None = None) -> pd.DataFrame:
+    """Median of each value over the repeats of each (scenario, arm), with ``n`` = repeats and, per
+    duration, ``n_<duration>`` = how many of those runs have one (a run whose operation had not ended
+    when the harness stopped waiting has none: a median over fewer runs is flagged that way)."""
+    if values is None:
+        values = [c for c in ["iops", "clat_mean_ms", "clat_p99_write_ms", "clat_p99_read_ms"] + DURATIONS
+                  if c in runs and runs[c].notna().any()]
+    g = runs.groupby(list(by), observed=True, sort=True)
+    out = g[list(values)].median()
+    out.insert(0, "n", g.size())
+    for c in values:
+        if c in DURATIONS:
+            out[f"n_{c}"] = g[c].count()
+    return out
+
+
+def client_during(series: pd.DataFrame, summary: pd.DataFrame, op: str, metric: str = "clat",
+                  factor: float = 1e-6) -> pd.DataFrame:
+    """Each run's client ``metric`` (fio's 1 s averaged log, ns → ms by ``factor``) while the
+    background operation ``op`` (``scrub``, ``snaptrim`` or ``recovery``) ran, per direction.
+
+    The window is [``<op>_start``, ``<op>_start`` + ``<op>_duration``] on the timeline's clock (t=0 at
+    fio's spawn); a fio log row (t = the end of its averaging window, on fio's clock) is moved onto it
+    by the run's ``fio_t0_after_spawn_s``.  Columns: run keys, ``ddir``, ``during`` (mean of the
+    windows inside), ``outside`` (mean of the other windows of the same run), ``windows`` (count
+    inside).  Runs where the operation did not finish (no duration) are left out.
+    """
+    keys = [k for k in RUN_KEYS if k in summary.columns]
+    tl = summary[(summary["kind"].astype(str) == "ceph-pg-timeline")
+                 & summary["metric"].isin([f"{op}_start", f"{op}_duration"])]
+    win = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
+    if win.empty or f"{op}_duration" not in win or f"{op}_start" not in win:
+        return pd.DataFrame(columns=keys + ["ddir", "during", "outside", "windows"])
+    win = win.dropna().rename(columns={f"{op}_start": "start", f"{op}_duration": "dur"}).reset_index()
+    s = series[(series["kind"].astype(str) == "fio-log") & (series["metric"].astype(str) == metric)]
+    s = s[keys + ["ddir", "t_s", "value", "fio_t0_after_spawn_s"]].copy()
+    for k in keys:
+        s[k] = s[k].astype(str)
+        win[k] = win[k].astype(str)
+    s = s.merge(win, on=keys, how="inner")
+    t = s["t_s"] + pd.to_numeric(s["fio_t0_after_spawn_s"].astype(str), errors="coerce").fillna(0.0)
+    s["inside"] = (t >= s["start"]) & (t <= s["start"] + s["dur"])
+    s["v"] = s["value"] * factor
+    s["ddir"] = s["ddir"].astype(str)
+    g = s.groupby(keys + ["ddir", "inside"], observed=True)["v"].agg(["mean", "size"]).unstack("inside")
+    out = pd.DataFrame({"during": g[("mean", True)] if ("mean", True) in g else np.nan,
+                        "outside": g[("mean", False)] if ("mean", False) in g else np.nan,
+                        "windows": g[("size", True)].fillna(0).astype(int) if ("size", True) in g else 0})
+    out = out.reset_index()
+    out["repeat"] = pd.to_numeric(out["repeat"]).astype("int64")
+    return out

@@ -1,0 +1,101 @@
+"""analysis.stats.arms: one row per run and per-arm medians, on a hand-made summary table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.stats.arms import arm_medians, run_table
+
+
+def _rows(scenario, arm, repeat, fio, timeline=(), **facts):
+    base = {"campaign": "c", "scenario": scenario, "arm": arm, "repeat": str(repeat),
+            "scheduler": "wpq", "profile": None, **facts}
+    out = []
+    for ddir, iops, n, mean_ns, p99_ns in fio:
+        for metric, v in (("iops", iops), ("total_ios", n), ("clat_mean", mean_ns), ("clat_p99", p99_ns),
+                          ("clat_max", 9e9)):
+            out.append({**base, "kind": "fio-json", "job": "client", "ddir": ddir, "metric": metric,
+                        "value": v})
+    for pool, metric, v in timeline:
+        out.append({**base, "kind": "ceph-pg-timeline", "job": pool, "ddir": "", "metric": metric,
+                    "value": v})
+    return out
+
+
+def test_run_table_pools_directions_and_joins_durations():
+    rows = (_rows("snaptrim", "wpq", 1, [("write", 300.0, 18000, 40e6, 90e6), ("read", 100.0, 6000, 20e6, 50e6)],
+                  [("snap", "snaptrim_duration", 12.5), ("snap", "snaptrim_rate", 99.0)])
+            + _rows("baseline", "wpq", 2, [("write", 700.0, 42000, 22e6, 95e6)], redone="1"))
+    t = run_table(pd.DataFrame(rows)).set_index(["scenario", "repeat"])
+    snap = t.loc[("snaptrim", 1)]
+    assert snap["iops"] == pytest.approx(400.0)
+    # IO-weighted: (18000*40 + 6000*20) / 24000 = 35 ms
+    assert snap["clat_mean_ms"] == pytest.approx(35.0)
+    assert snap["clat_p99_write_ms"] == pytest.approx(90.0) and snap["clat_p99_read_ms"] == pytest.approx(50.0)
+    assert snap["snaptrim_duration"] == pytest.approx(12.5) and np.isnan(snap["scrub_duration"])
+    base = t.loc[("baseline", 2)]
+    assert base["iops"] == pytest.approx(700.0) and base["clat_mean_ms"] == pytest.approx(22.0)
+    assert np.isnan(base["clat_p99_read_ms"]) and base["redone"] == "1"
+    assert t.index.get_level_values("repeat").dtype == np.int64
+
+
+def test_arm_medians_count_runs_and_runs_with_a_duration():
+    rows = []
+    for rep, (iops, dur) in enumerate([(100.0, 10.0), (300.0, None), (200.0, 30.0)], 1):
+        tl = [] if dur is None else [("scrub", "scrub_duration", dur)]
+        rows += _rows("scrub", "wpq", rep, [("write", iops, iops * 60, 5e6, 9e6)], tl)
+    m = arm_medians(run_table(pd.DataFrame(rows))).loc[("scrub", "wpq")]
+    assert m["n"] == 3 and m["iops"] == pytest.approx(200.0)
+    assert m["scrub_duration"] == pytest.approx(20.0) and m["n_scrub_duration"] == 2
+
+
+def test_figures_carry_their_ids_and_one_panel_per_scenario():
+    import matplotlib
+    matplotlib.use("Agg")
+    from analysis.figures import qos
+
+    rows = []
+    for rep in (1, 2):
+        rows += _rows("baseline", "balanced", rep, [("write", 100.0 * rep, 6000, 5e6, 9e6)])
+        rows += _rows("baseline", "wpq", rep, [("write", 150.0, 9000, 4e6, 8e6)])
+        rows += _rows("scrub", "wpq", rep, [("write", 90.0, 5400, 6e6, 9e6)], [("scrub", "scrub_duration", 20.0 + rep)])
+        rows += _rows("snaptrim", "custom", rep, [("write", 90.0, 5400, 6e6, 9e6)],
+                      [("snap", "snaptrim_duration", 8.0)])
+    runs = run_table(pd.DataFrame(rows))
+    f = qos.by_arm(runs, "iops", "client IOPS", qos.CLIENT_IOPS)
+    assert f.get_label() == "qos-client-iops-by-arm"
+    shown = [ax for ax in f.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == ["baseline", "scrub", "snaptrim"]
+    # WPQ first, then the profiles; bars are the medians
+    assert [t.get_text() for t in shown[0].get_xticklabels()] == ["wpq", "balanced"]
+    assert [p.get_height() for p in shown[0].patches] == pytest.approx([150.0, 150.0])
+    d = qos.background_durations(runs)
+    titles = [ax.get_title() for ax in d.axes if ax.get_visible()]
+    assert d.get_label() == qos.BACKGROUND_DURATIONS and titles == ["scrub · scrub", "snaptrim · snaptrim"]
+    assert [p.get_height() for p in [ax for ax in d.axes if ax.get_visible()][0].patches] == pytest.approx([21.5])
+
+
+def test_client_during_moves_fio_time_onto_the_timeline_clock():
+    from analysis.stats.arms import client_during
+
+    keys = {"campaign": "c", "scenario": "scrub", "arm": "wpq", "repeat": "1"}
+    summary = pd.DataFrame([
+        {**keys, "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "", "metric": "scrub_start", "value": 10.0},
+        {**keys, "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "", "metric": "scrub_duration", "value": 5.0},
+        # a second run whose scrub never ended: no duration, so it is left out
+        {**keys, "repeat": "2", "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "", "metric": "scrub_start",
+         "value": 10.0}])
+    # fio's t=0 is 0.5 s after the spawn: fio t 9.6 → 10.1 (inside), 14.6 → 15.1 (outside), 14.4 → 14.9 (in)
+    t = np.array([1.0, 9.4, 9.6, 12.0, 14.4, 14.6, 30.0])
+    v = np.array([1, 1, 4, 4, 4, 1, 1], dtype=float) * 1e6
+    rows = [{**keys, "kind": "fio-log", "job": "client", "ddir": "write", "metric": "clat", "t_s": ti,
+             "value": vi, "fio_t0_after_spawn_s": "0.5"} for ti, vi in zip(t, v)]
+    rows.append({**keys, "repeat": "2", "kind": "fio-log", "job": "client", "ddir": "write", "metric": "clat",
+                 "t_s": 12.0, "value": 9e6, "fio_t0_after_spawn_s": "0.5"})
+    d = client_during(pd.DataFrame(rows), summary, "scrub")
+    assert len(d) == 1
+    r = d.iloc[0]
+    assert r["repeat"] == 1 and r["ddir"] == "write" and r["windows"] == 3
+    assert r["during"] == pytest.approx(4.0) and r["outside"] == pytest.approx(1.0)
