@@ -99,3 +99,30 @@ def test_client_during_moves_fio_time_onto_the_timeline_clock():
     r = d.iloc[0]
     assert r["repeat"] == 1 and r["ddir"] == "write" and r["windows"] == 3
     assert r["during"] == pytest.approx(4.0) and r["outside"] == pytest.approx(1.0)
+
+
+def test_during_and_scrub_tuning_tables_group_by_value():
+    from analysis.stats.arms import during_table, scrub_tuning_table
+
+    rows = []
+    for rep, dur in ((1, 30.0), (2, 50.0)):
+        rows += _rows("scrub", "hco", rep, [("write", 700.0 + rep, 42000, 20e6, 60e6)],
+                      [("scrub", "scrub_duration", dur)], max_scrubs="5", scrub_cost="52428800",
+                      requested_scrub_priority="5")
+        rows += _rows("scrub", "hco-tuned", rep, [("write", 600.0, 36000, 25e6, 90e6)],
+                      [("scrub", "scrub_duration", 20.0)], max_scrubs="10", scrub_cost="52428800",
+                      requested_scrub_priority="5")
+    runs = run_table(pd.DataFrame(rows))
+    runs["profile"] = "high_client_ops"
+    during = pd.DataFrame({"campaign": "c", "scenario": "scrub", "arm": ["hco", "hco", "hco-tuned", "hco-tuned"],
+                           "repeat": [1, 2, 1, 2], "ddir": "write", "during": [30.0, 50.0, 25.0, 27.0],
+                           "outside": [20.0, 20.0, 25.0, 25.0], "windows": [10, 20, 5, 5], "op": "scrub"})
+    d = during_table(during).loc[("scrub", "scrub", "hco")]
+    assert d["n"] == 2 and d["during"] == pytest.approx(40.0) and d["ratio"] == pytest.approx(2.0)
+    t = scrub_tuning_table(runs, during)
+    assert list(t.index) == [("high_client_ops", "max_scrubs=10 cost=50MiB prio=5"),
+                             ("high_client_ops", "max_scrubs=5 cost=50MiB prio=5")]
+    base = t.loc[("high_client_ops", "max_scrubs=5 cost=50MiB prio=5")]
+    assert base["n"] == 2 and base["iops"] == pytest.approx(701.5) and base["scrub_duration"] == pytest.approx(40.0)
+    assert base["clat_during_scrub_ms"] == pytest.approx(40.0)
+    assert t.loc[("high_client_ops", "max_scrubs=10 cost=50MiB prio=5"), "clat_during_scrub_ms"] == pytest.approx(26.0)

@@ -115,3 +115,32 @@ def client_during(series: pd.DataFrame, summary: pd.DataFrame, op: str, metric: 
     out = out.reset_index()
     out["repeat"] = pd.to_numeric(out["repeat"]).astype("int64")
     return out
+
+
+def during_table(during: pd.DataFrame, ddir: str = "write") -> pd.DataFrame:
+    """``client_during`` rows (with an ``op`` column) → per (scenario, op, arm): ``n`` runs and the
+    medians of ``during``, ``outside`` (ms) and ``windows``; ``ratio`` = during / outside medians."""
+    w = during[during["ddir"] == ddir]
+    g = w.groupby(["scenario", "op", "arm"], observed=True)
+    out = g[["during", "outside", "windows"]].median()
+    out.insert(0, "n", g.size())
+    out["ratio"] = out["during"] / out["outside"]
+    return out
+
+
+def scrub_tuning_table(runs: pd.DataFrame, during: pd.DataFrame, scenario: str = "scrub") -> pd.DataFrame:
+    """The scrub scenario's arms grouped by the values the OSDs ran (``queue`` = mClock profile or
+    ``wpq``; ``setting`` = max scrubs, scrub cost in MiB, requested-scrub priority), never by arm name:
+    ``n`` and medians of IOPS, mean clat, clat during the scrub (write, ms) and scrub duration (s)."""
+    sd = during[(during["op"] == "scrub") & (during["ddir"] == "write")]
+    s = runs[runs["scenario"] == scenario].merge(
+        sd[["scenario", "arm", "repeat", "during"]].rename(columns={"during": "clat_during_scrub_ms"}),
+        on=["scenario", "arm", "repeat"], how="left")
+    s["queue"] = s["profile"].fillna("wpq").astype(str)
+    cost_mib = (pd.to_numeric(s["scrub_cost"]) / 2**20).round(0).astype("Int64").astype(str)
+    s["setting"] = ("max_scrubs=" + s["max_scrubs"].astype(str) + " cost=" + cost_mib + "MiB"
+                    + " prio=" + s["requested_scrub_priority"].astype(str))
+    g = s.groupby(["queue", "setting"], observed=True)
+    out = g[["iops", "clat_mean_ms", "clat_during_scrub_ms", "scrub_duration"]].median()
+    out.insert(0, "n", g.size())
+    return out
