@@ -61,6 +61,8 @@ class Parsed:
     summary: pd.DataFrame = field(default_factory=lambda: empty_frame(SUMMARY_COLUMNS))
     series: pd.DataFrame = field(default_factory=lambda: empty_frame(SERIES_COLUMNS))
     partial: bool = False
+    #: per-event tables beside the tidy ones (blktrace: "requests", "bios"), not stored by ``walk``
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def tool_version(self) -> str | None:

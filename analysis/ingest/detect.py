@@ -15,8 +15,9 @@ from .compress import read_all, read_head
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("ceph_timeline", "sysutil", "fio", "radosbench", "fio_log")
-KINDS = ("ceph-pg-timeline", "sysutil", "fio-json", "rados-bench", "fio-hist-log", "fio-log")
+_READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "fio_log")
+KINDS = ("blktrace", "blkparse", "btt", "ceph-pg-timeline", "sysutil", "fio-json", "rados-bench",
+         "fio-hist-log", "fio-log")
 
 
 def _modules():
@@ -64,5 +65,5 @@ def read(path: str | Path) -> Parsed:
                 raise IngestError(path, f"unexpected content for {kind} "
                                         f"({type(e).__name__}: {e})") from e
     raise IngestError(path, "unrecognised content: expected fio JSON/json+ output, a fio "
-                            "lat/clat/slat/iops/bw or histogram log, rados bench output or a "
-                            "cephqos-pg-timeline", line=1)
+                            "lat/clat/slat/iops/bw or histogram log, rados bench output, a "
+                            "cephqos-pg-timeline, binary blk_io_trace records, blkparse or btt output", line=1)

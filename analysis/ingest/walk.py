@@ -10,7 +10,8 @@ Any layout works.  Run context is attached from the nearest enclosing
   file) become ``scheduler``/``profile``.
 
 Outputs: ``files.parquet`` (one row per file: path, sha256, kind, tool version, status, error),
-``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys).  Status is ``ok``,
+``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys), and when block traces are
+present ``blk_requests.parquet`` (one row per block request, ``analysis.ingest.blktrace.io_tables``).  Status is ``ok``,
 ``partial`` (the reader marked the result incomplete), ``failed`` (``IngestError``), ``empty``
 (0 bytes, e.g. fio's slat log of a sync engine), ``unrecognised`` (no reader claims the content) or
 ``context`` (run.json, benchmark_config.yaml, the manifest, and the capture harness's own files:
@@ -40,6 +41,7 @@ CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr")
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
+OPTIONAL_TABLES = ("blk_requests",)
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
               "osd_ra", "iteration")
@@ -52,6 +54,9 @@ class IngestResult:
     summary: pd.DataFrame
     series: pd.DataFrame
     failed: list[tuple[str, str]] = field(default_factory=list)
+    #: per-event tables some readers give (``blk_requests``: one row per block request from the
+    #: blktrace/blkparse readers, with the file's run keys); written as ``<name>.parquet``
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 def sha256_file(path: Path) -> str:
@@ -292,6 +297,7 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
     summaries: list[pd.DataFrame] = []
     series: list[pd.DataFrame] = []
     failed: list[tuple[str, str]] = []
+    blk_requests: list[pd.DataFrame] = []
     for p in it:
         rel = p.relative_to(root).as_posix()
         ctx = contexts.get(p.parent)
@@ -328,6 +334,10 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
                                meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
                     summaries.append(_with_keys(parsed.summary, ctx, parsed.kind, rel, SUMMARY_COLUMNS))
                     series.append(_with_keys(parsed.series, ctx, parsed.kind, rel, SERIES_COLUMNS))
+                    req = parsed.tables.get("requests")
+                    if req is not None and len(req):
+                        keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
+                        blk_requests.append(req.assign(kind=parsed.kind, source=rel, **keys))
                 except IngestError as e:
                     row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
                     failed.append((rel, str(e)))
@@ -348,16 +358,25 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
             failed.append((rel, msg))
             file_rows.append({"path": rel, "status": "failed", "error": msg})
     files = pd.DataFrame(file_rows)
+    tables = {}
+    if blk_requests:
+        t = pd.concat(blk_requests, ignore_index=True)
+        for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
+            t[c] = t[c].astype("category")
+        tables["blk_requests"] = t
     return IngestResult(files=files, summary=_concat(summaries, SUMMARY_COLUMNS),
-                        series=_concat(series, SERIES_COLUMNS), failed=failed)
+                        series=_concat(series, SERIES_COLUMNS), failed=failed, tables=tables)
 
 
 def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
     """Write files/summary/series Parquet: all to temp files first, then rename each into place."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"files": result.files, "summary": result.summary, "series": result.series}
+    tables = {"files": result.files, "summary": result.summary, "series": result.series, **result.tables}
     tmps: dict[str, Path] = {}
+    for name in OPTIONAL_TABLES:  # a table this data no longer has must not linger from an earlier build
+        if name not in result.tables and (out / f"{name}.parquet").exists():
+            (out / f"{name}.parquet").unlink()
     try:
         for name, df in tables.items():
             tmp = out / f".{name}.parquet.tmp-{os.getpid()}"

@@ -1,0 +1,513 @@
+"""Binary ``blk_io_trace`` records (kind ``blktrace``), read with numpy — no blkparse needed.
+
+Format (``include/uapi/linux/blktrace_api.h``; blktrace 1.x, record version 7): a stream of records,
+each a 48-byte header ``magic u32 (0x65617400 | version), sequence u32, time u64 (ns), sector u64
+(512 B units), bytes u32, action u32, pid u32, device u32 (dev_t, major = >> 20), cpu u32, error u16,
+pdu_len u16`` followed by ``pdu_len`` bytes of payload.  Both blktrace's per-CPU files
+(``<dev>.blktrace.<cpu>``) and the kernel's ``blk`` ftrace tracer with ``options/bin`` (one stream,
+sequence 0, no process-name records; ``../shared/notes/blk-ftrace.md``) write it; byte order is the
+tracing host's (detected from the magic).  ``action`` = category bits << 16 | action code (+ 0x100
+when a cgroup id leads the payload); codes 1–17 are Q M F G S R D C P U T I X B A abort drv-data,
+notify records (category bit 0x400) carry process names (0), timestamps (1) or messages (2, e.g. BFQ's).
+
+Events become a per-request table and a per-bio table (``io_tables``):
+
+* a bio is a Q event (filesystem category; passthrough ``PC`` and notify records are left out);
+* a Q followed by a back merge (M) joined the request that ended at its first sector, a front merge (F)
+  the one that started at its end: its parent is the most recent Q ending (starting) there, and the
+  parent chains are followed to the bio that allocated the request (the root); a request starts at the
+  smallest sector of its bios;
+* a request's completion is the first C on the same device at that start sector after its last bio
+  was queued; its issue is the last D at the C's sector before the C (so a requeued request counts from
+  its last issue, as btt does); G and I are the first at the root's sector after its Q, if before D;
+* a group of bios with no C at its start sector (a request merged into another without a trace event,
+  e.g. an elevator request-request merge) takes the first C, after its last Q, whose range covers it
+  (the 8 nearest start sectors below are tried); what still has no C is counted in ``meta``.
+
+Per bio: ``q2c = C − Q``, ``d2c = C − D``, ``q2d = D − Q`` (ns) — averaged over bios they are btt's
+Q2C/D2C/Q2D (btt weights D2C by bio too).  Per request (one row per C event, so the counts are
+blkparse's "Reads/Writes Completed"): sector, bytes, RWBS as blkparse prints it, pid of its first
+bio, and the Q (first bio), G, I, D, C times.  ``ddir`` follows blkparse's accounting: ``write`` when
+the write category bit is set, else ``read`` (so a flush or a zero-byte request counts as a read).
+
+Tidy output (``job`` = device ``"maj,min"``, plus ``"all"`` over devices; ``ddir`` ``read``/``write`` and
+``""`` for both): summary ``completed`` (count), ``completed_bytes`` (B), ``queued``, ``queued_bytes``,
+``merges``, ``requeues`` (count), ``iops`` (1/s) and ``bw`` (B/s) over the trace span (first to last
+event), ``q2c_mean q2c_p50 q2c_p95 q2c_p99 q2c_max``, the same for ``d2c`` and ``q2d`` (ns), ``events``
+(count of non-notify records, as blkparse's "Events (dev): N entries" counts them; job only) and
+``span`` (s).  Series per 1 s bin of completion time: ``iops`` (1/s), ``bw``
+(B/s), ``d2c_mean`` and ``q2c_mean`` (ns).  ``t_s`` is seconds since the first record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .base import IngestError, Parsed, categorize, series_frame, summary_frame
+
+KIND = "blktrace"
+MAGIC = 0x65617400
+VERSION = 7
+HEADER = 48
+_FIELDS = [("magic", "u4"), ("sequence", "u4"), ("time", "u8"), ("sector", "u8"), ("bytes", "u4"),
+           ("action", "u4"), ("pid", "u4"), ("device", "u4"), ("cpu", "u4"), ("error", "u2"),
+           ("pdu_len", "u2")]
+
+# action codes (__BLK_TA_*) and blkparse's letter for each
+ACTIONS = {1: "Q", 2: "M", 3: "F", 4: "G", 5: "S", 6: "R", 7: "D", 8: "C", 9: "P", 10: "U", 11: "T",
+           12: "I", 13: "X", 14: "B", 15: "A", 16: "abort", 17: "drv-data"}
+TA_Q, TA_M, TA_F, TA_G, TA_R, TA_D, TA_C, TA_I = 1, 2, 3, 4, 6, 7, 8, 12
+TA_CGROUP = 0x100
+# category bits (BLK_TC_*), after >> 16
+TC_READ, TC_WRITE, TC_FLUSH, TC_SYNC = 0x1, 0x2, 0x4, 0x8
+TC_PC, TC_NOTIFY, TC_AHEAD, TC_META, TC_DISCARD, TC_FUA = 0x200, 0x400, 0x800, 0x1000, 0x2000, 0x8000
+TN_PROCESS, TN_TIMESTAMP, TN_MESSAGE = 0, 1, 2
+
+PERCENTILES = (50, 95, 99)
+_CHUNK_RECORDS = 1 << 20
+
+
+def _dtype(order: str) -> np.dtype:
+    return np.dtype([(n, order + t) for n, t in _FIELDS])
+
+
+def sniff(head: bytes) -> bool:
+    """The first record's magic (either byte order; any version byte, so that ``parse`` can name it)."""
+    if len(head) < 4:
+        return False
+    return any(int.from_bytes(head[:4], order) & 0xFFFFFF00 == MAGIC for order in ("little", "big"))
+
+
+def _byte_order(path: Path, data: bytes | memoryview) -> str:
+    if len(data) < 4:
+        raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) at byte 0", offset=0)
+    for order, code in (("little", "<"), ("big", ">")):
+        m = int.from_bytes(bytes(data[:4]), order)
+        if m & 0xFFFFFF00 == MAGIC:
+            if m & 0xFF != VERSION:
+                raise IngestError(path, f"blk_io_trace record version {m & 0xFF}; this reader knows version "
+                                        f"{VERSION} (blktrace 1.x)", offset=0)
+            return code
+    raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) at byte 0", offset=0)
+
+
+def _magic_positions(buf: np.ndarray, magic: int, order: str) -> np.ndarray:
+    """Byte offsets where the 4-byte magic occurs (any alignment), ascending; 64 MiB windows."""
+    n = len(buf)
+    win = 64 << 20
+    dt = np.dtype(order + "u4")
+    out = []
+    for lo in range(0, n, win):
+        hi = min(n, lo + win + 3)
+        w = buf[lo:hi]
+        for a in range(4):
+            m = (len(w) - a) // 4
+            if m <= 0:
+                continue
+            hits = np.flatnonzero(w[a:a + 4 * m].view(dt) == magic) * 4 + (a + lo)
+            out.append(hits[hits < lo + win])
+    pos = np.concatenate(out) if out else np.zeros(0, np.int64)
+    return np.sort(pos.astype(np.int64))
+
+
+def _u16_at(buf: np.ndarray, at: np.ndarray, order: str) -> np.ndarray:
+    lo, hi = buf[at].astype(np.int64), buf[at + 1].astype(np.int64)
+    return lo | (hi << 8) if order == "<" else (lo << 8) | hi
+
+
+def record_offsets(path: Path, buf: np.ndarray, order: str) -> np.ndarray:
+    """Byte offset of every record, following the ``48 + pdu_len`` chain from byte 0.
+
+    The magic may also occur inside a payload; candidates off the chain are dropped (pointer doubling,
+    vectorised).  Raises ``IngestError`` at the byte where the chain breaks (wrong magic, truncated
+    header or payload).
+    """
+    n = len(buf)
+    cand = _magic_positions(buf, MAGIC | VERSION, order)
+    if len(cand) == 0 or cand[0] != 0:
+        raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) at byte 0", offset=0)
+    whole = cand + HEADER <= n
+    nxt = np.full(len(cand), n + 1, dtype=np.int64)  # n + 1: header cut short
+    nxt[whole] = cand[whole] + HEADER + _u16_at(buf, cand[whole] + 46, order)
+    if whole.all() and nxt[-1] == n and np.array_equal(nxt[:-1], cand[1:]):
+        return cand  # the usual case: no magic inside a payload
+    k = len(cand)
+    end, broken = k, k + 1
+    j = np.searchsorted(cand, nxt)
+    ok = j < k
+    ok[ok] = cand[j[ok]] == nxt[ok]
+    jump = np.where(ok, j, np.where(nxt == n, end, broken))
+    jump = np.concatenate([jump, [end, broken]])
+    on = np.zeros(k + 2, dtype=bool)
+    on[0] = True
+    steps = 1
+    while steps <= k + 1:  # after round r, every node within 2**r hops of record 0 is marked
+        on[jump[on]] = True
+        jump = jump[jump]
+        steps *= 2
+    if on[broken]:
+        # the on-chain record whose successor is not a record
+        nodes = np.flatnonzero(on[:k])
+        j0 = np.searchsorted(cand, nxt)  # recompute the one-hop successors
+        bad_nodes = nodes[~((nxt[nodes] == n) | ((j0[nodes] < k) & (cand[np.minimum(j0[nodes], k - 1)] == nxt[nodes])))]
+        b = int(bad_nodes[0])
+        at = int(cand[b])
+        if at + HEADER > n:
+            raise IngestError(path, f"truncated record: {n - at} of {HEADER} header bytes before the end of "
+                                    "the file", offset=at)
+        if nxt[b] > n:
+            raise IngestError(path, f"truncated record: pdu_len {int(nxt[b] - at - HEADER)} runs past the end "
+                                    f"of the file ({n} bytes)", offset=at)
+        raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) after the "
+                                f"record at byte {at}", offset=int(nxt[b]))
+    return cand[on[:k]]
+
+
+def _headers(buf: np.ndarray, starts: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The 48-byte headers at ``starts`` as one structured array (payload bytes squeezed out)."""
+    n = len(buf)
+    if len(starts) and np.all(np.diff(starts) == HEADER) and starts[-1] + HEADER == n:
+        return buf[int(starts[0]):].view(dtype).copy() if starts[0] else buf.view(dtype).copy()
+    out = np.empty(len(starts), dtype=dtype)
+    for c0 in range(0, len(starts), _CHUNK_RECORDS):
+        s = starts[c0:c0 + _CHUNK_RECORDS]
+        lo = int(s[0])
+        hi = int(s[-1]) + HEADER
+        keep = np.zeros(hi - lo + 1, dtype=np.int8)
+        keep[s - lo] += 1  # indices are distinct within each of the two assignments
+        keep[s - lo + HEADER] -= 1
+        mask = np.cumsum(keep[:-1], dtype=np.int8) > 0
+        out[c0:c0 + len(s)] = buf[lo:hi][mask].view(dtype)
+    return out
+
+
+@dataclass
+class Trace:
+    """Decoded records, time order (stable).  ``time`` ns since the first record; ``t0_ns`` raw."""
+
+    time: np.ndarray
+    sector: np.ndarray
+    nbytes: np.ndarray
+    action: np.ndarray
+    pid: np.ndarray
+    device: np.ndarray
+    cpu: np.ndarray
+    error: np.ndarray
+    offset: np.ndarray  # byte offset of each record in the file
+    t0_ns: int
+    comm: dict[int, str]
+    order: str
+
+
+def decode(path: str | Path, data: bytes | memoryview) -> Trace:
+    """Decode every record of a binary trace; ``IngestError`` with the byte offset on bad input."""
+    path = Path(path)
+    order = _byte_order(path, data)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts = record_offsets(path, buf, order)
+    h = _headers(buf, starts, _dtype(order))
+    act = h["action"].astype(np.int64)
+    code = act & 0xFF
+    cat = act >> 16
+    notify = (cat & TC_NOTIFY) != 0
+    bad = (~notify & ((code < 1) | (code > 16 + 1))) | (notify & (code > TN_MESSAGE))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise IngestError(path, f"unknown action {int(h['action'][i]):#x} (expected codes 1–17, or a notify "
+                                "record 0–2)", offset=int(starts[i]))
+    comm: dict[int, str] = {}
+    proc = np.flatnonzero(notify & (code == TN_PROCESS) & (h["pdu_len"] > 0))
+    if len(proc):  # one name per pid: the last record for it
+        pids = h["pid"][proc]
+        _, last = np.unique(pids[::-1], return_index=True)
+        for i in proc[::-1][last]:
+            a = int(starts[i]) + HEADER
+            name = bytes(buf[a:a + int(h["pdu_len"][i])]).split(b"\0", 1)[0]
+            comm[int(h["pid"][i])] = name.decode("utf-8", "replace")
+    t = h["time"].astype(np.int64)
+    o = np.argsort(t, kind="stable")
+    t = t[o]
+    t0 = int(t[0]) if len(t) else 0
+    return Trace(time=t - t0, sector=h["sector"][o].astype(np.int64), nbytes=h["bytes"][o].astype(np.int64),
+                 action=act[o], pid=h["pid"][o].astype(np.int64), device=h["device"][o].astype(np.int64),
+                 cpu=h["cpu"][o].astype(np.int64), error=h["error"][o].astype(np.int64), offset=starts[o],
+                 t0_ns=t0, comm=comm, order=order)
+
+
+def dev_name(dev: np.ndarray | int) -> np.ndarray | str:
+    """``"maj,min"`` as blkparse prints a kernel dev_t (major = dev >> 20, minor = low 20 bits)."""
+    if isinstance(dev, (int, np.integer)):
+        return f"{int(dev) >> 20},{int(dev) & 0xFFFFF}"
+    return np.array([f"{d >> 20},{d & 0xFFFFF}" for d in np.unique(dev)], dtype=object)[
+        np.searchsorted(np.unique(dev), dev)]
+
+
+def rwbs(action: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """blkparse's RWBS column (``fill_rwbs``): [F]{D|W|R|N}[F][A][S][M]; vectorised over unique codes."""
+    cat = (action >> 16) & 0xFFFF
+    key = cat * 2 + (nbytes > 0)
+    uk, inv = np.unique(key, return_inverse=True)
+    labels = []
+    for k in uk:
+        c, has = int(k) >> 1, int(k) & 1
+        s = "F" if c & TC_FLUSH else ""
+        s += "D" if c & TC_DISCARD else "W" if c & TC_WRITE else "R" if has else "N"
+        s += ("F" if c & TC_FUA else "") + ("A" if c & TC_AHEAD else "") + ("S" if c & TC_SYNC else "")
+        s += "M" if c & TC_META else ""
+        labels.append(s)
+    return np.asarray(labels, dtype=object)[inv]
+
+
+def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
+          allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
+    """Row index into ``right`` (−1: none) of the as-of match for each row of ``left``."""
+    if not len(left) or not len(right):
+        return np.full(len(left), -1, dtype=np.int64)
+    L = left[by + [lt]].rename(columns={lt: "_t"}).assign(_l=np.arange(len(left)))
+    R = right[by + [rt]].rename(columns={rt: "_t"}).assign(_r=np.arange(len(right), dtype=np.int64))
+    L = L.sort_values("_t", kind="stable")
+    R = R.sort_values("_t", kind="stable")
+    m = pd.merge_asof(L, R, on="_t", by=by, direction=direction, allow_exact_matches=allow_exact)
+    out = np.full(len(left), -1, dtype=np.int64)
+    r = m["_r"].to_numpy()
+    ok = ~pd.isna(r)
+    out[m["_l"].to_numpy()[ok]] = r[ok].astype(np.int64)
+    return out
+
+
+def _root(parent: np.ndarray) -> np.ndarray:
+    """Follow parent pointers to the root (pointer jumping; a root is its own parent)."""
+    p = parent.copy()
+    while True:
+        q = p[p]
+        if np.array_equal(q, p):
+            return p
+        p = q
+
+
+def io_tables(tr: Trace) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """(requests, bios, notes) from decoded records; see the module docstring for the rules.
+
+    ``requests``: one row per C event — ``dev sector nbytes rwbs ddir pid n_bios q_ns g_ns i_ns d_ns
+    c_ns q2c_ns d2c_ns q2d_ns error`` (times ns since the first record; NaN where no event matched).
+    ``bios``: one row per Q — ``dev sector nbytes ddir pid merge ('', 'M', 'F') q_ns d_ns c_ns q2c_ns
+    d2c_ns q2d_ns req`` (``req`` = row of ``requests``, −1 when no completion was found).
+    """
+    act = tr.action
+    code = act & 0xFF
+    cat = act >> 16
+    fs = (cat & (TC_NOTIFY | TC_PC)) == 0
+    w = (cat & TC_WRITE) != 0
+    ev = pd.DataFrame({"t": tr.time, "dev": tr.device, "sector": tr.sector, "nsect": tr.nbytes >> 9,
+                       "w": w, "pid": tr.pid})
+
+    def sel(c: int) -> pd.DataFrame:
+        return ev[fs & (code == c)].reset_index(drop=True)
+
+    Q, G, I, D, C = sel(TA_Q), sel(TA_G), sel(TA_I), sel(TA_D), sel(TA_C)
+    merges = ev[fs & ((code == TA_M) | (code == TA_F))].assign(kind=code[fs & ((code == TA_M) | (code == TA_F))])
+    merges = merges.reset_index(drop=True)
+    nq = len(Q)
+    notes: dict[str, Any] = {}
+    # 1. which Q did each merge event belong to: the latest Q with the same dev, sector and size
+    mq = _asof(merges, Q, ["dev", "sector", "nsect"], "backward")
+    merge = np.zeros(nq, dtype=np.int8)  # 0 none, 2 back (M), 3 front (F)
+    m_t = Q["t"].to_numpy().copy()
+    okm = mq >= 0
+    merge[mq[okm]] = merges["kind"].to_numpy()[okm]
+    m_t[mq[okm]] = merges["t"].to_numpy()[okm]
+    notes["merge_events_without_q"] = int((~okm).sum())
+    # 2. parent of a merged bio: latest earlier Q ending at its start (M) / starting at its end (F)
+    Qk = Q.assign(end=Q["sector"] + Q["nsect"], qi=np.arange(nq))
+    parent = np.arange(nq)
+    for kind, lkey, rkey in ((TA_M, "sector", "end"), (TA_F, "end", "sector")):
+        lm = Qk[merge == kind]
+        if not len(lm):
+            continue
+        left = pd.DataFrame({"dev": lm["dev"].to_numpy(), "k": lm[lkey].to_numpy(), "t": lm["t"].to_numpy()})
+        right = pd.DataFrame({"dev": Qk["dev"].to_numpy(), "k": Qk[rkey].to_numpy(), "t": Qk["t"].to_numpy()})
+        p = _asof(left, right, ["dev", "k"], "backward", allow_exact=False)
+        parent[lm["qi"].to_numpy()[p >= 0]] = p[p >= 0]
+        notes[f"{'back' if kind == TA_M else 'front'}_merges_without_parent"] = int((p < 0).sum())
+    root = _root(parent)
+    # 3. groups of bios (one request each, before any untraced request-request merge)
+    g = pd.DataFrame({"root": root, "sector": Q["sector"].to_numpy(), "nsect": Q["nsect"].to_numpy(),
+                      "t": Q["t"].to_numpy(), "m_t": m_t}).groupby("root", sort=True)
+    grp = pd.DataFrame({"start": g["sector"].min(), "nsect": g["nsect"].sum(), "t_first": g["t"].min(),
+                        "t_last": g["m_t"].max(), "n": g.size()})
+    grp["dev"] = Q["dev"].to_numpy()[grp.index.to_numpy()]
+    # 4. completion of each group: first C at its start sector after its last bio
+    gl = grp.reset_index(drop=True).rename(columns={"start": "sector"})
+    c_of = _asof(gl, C, ["dev", "sector"], "forward", lt="t_last")
+    miss = np.flatnonzero(c_of < 0)
+    if len(miss) and len(C):
+        c_of[miss] = _covering(grp.iloc[miss], C)
+    notes["bio_groups"] = int(len(grp))
+    notes["bio_groups_without_completion"] = int((c_of < 0).sum())
+    # 5. issue of each completion: the last D at the C's sector before it
+    d_of = _asof(C, D, ["dev", "sector"], "backward")
+    notes["completions_without_issue"] = int((d_of < 0).sum())
+    c_t = C["t"].to_numpy().astype(np.float64)
+    d_t = (np.where(d_of >= 0, D["t"].to_numpy()[np.maximum(d_of, 0)], np.nan) if len(D)
+           else np.full(len(C), np.nan))
+    # per bio
+    gi = np.searchsorted(grp.index.to_numpy(), root)
+    req = c_of[gi] if len(grp) else np.full(nq, -1)
+    has = req >= 0
+    q_t = Q["t"].to_numpy().astype(np.float64)
+    bc = np.where(has, c_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
+    bd = np.where(has, d_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
+    bios = pd.DataFrame({"dev": Q["dev"].to_numpy(), "sector": Q["sector"].to_numpy(),
+                         "nbytes": Q["nsect"].to_numpy() * 512, "ddir": np.where(Q["w"], "write", "read"),
+                         "pid": Q["pid"].to_numpy(), "merge": np.array(["", "", "M", "F"])[merge],
+                         "q_ns": q_t, "d_ns": bd, "c_ns": bc, "q2c_ns": bc - q_t, "d2c_ns": bc - bd,
+                         "q2d_ns": bd - q_t, "req": req})
+    # per request (C rows): first bio, bio count, G and I of the root bio (if before the issue)
+    nC = len(C)
+    first_q = np.full(nC, np.nan)
+    n_bios = np.zeros(nC, dtype=np.int64)
+    pid = np.full(nC, -1, dtype=np.int64)
+    g_t = np.full(nC, np.nan)
+    i_t = np.full(nC, np.nan)
+    if nC and len(grp):
+        ok = c_of >= 0
+        gg = grp[ok].assign(c=c_of[ok])
+        agg = gg.groupby("c").agg(t_first=("t_first", "min"), n=("n", "sum"))
+        first_q[agg.index.to_numpy()] = agg["t_first"].to_numpy()
+        n_bios[agg.index.to_numpy()] = agg["n"].to_numpy()
+        # the root bio of the earliest group of each request
+        lead = gg.sort_values("t_first", kind="stable").drop_duplicates("c")
+        roots = lead.index.to_numpy()
+        pid[lead["c"].to_numpy()] = Q["pid"].to_numpy()[roots]
+        cc = lead["c"].to_numpy()
+        rq = Q.iloc[roots].reset_index(drop=True)  # the root bios: dev, sector, t
+        dlim = np.nan_to_num(d_t[cc], nan=np.inf)
+
+        def first_after(left: pd.DataFrame, right: pd.DataFrame) -> np.ndarray:
+            j = _asof(left, right, ["dev", "sector"], "forward")
+            tv = np.where(j >= 0, right["t"].to_numpy()[np.maximum(j, 0)] if len(right) else 0, -1)
+            return np.where((j >= 0) & (tv <= dlim), tv, np.nan)
+
+        gt_ = first_after(rq, G)
+        g_t[cc] = gt_
+        after_g = rq.assign(t=np.where(np.isnan(gt_), rq["t"].to_numpy(), gt_).astype(np.int64))
+        it_ = first_after(after_g, I)
+        alt = first_after(after_g.assign(sector=lead["start"].to_numpy()), I)
+        i_t[cc] = np.where(np.isnan(it_), alt, it_)
+    C_act = act[fs & (code == TA_C)]
+    requests = pd.DataFrame({
+        "dev": C["dev"].to_numpy(), "sector": C["sector"].to_numpy(), "nbytes": C["nsect"].to_numpy() * 512,
+        "rwbs": rwbs(C_act, tr.nbytes[fs & (code == TA_C)]) if nC else np.zeros(0, dtype=object),
+        "ddir": np.where(C["w"], "write", "read"), "pid": pid, "n_bios": n_bios,
+        "q_ns": first_q, "g_ns": g_t, "i_ns": i_t, "d_ns": d_t, "c_ns": c_t,
+        "q2c_ns": c_t - first_q, "d2c_ns": c_t - d_t, "q2d_ns": d_t - first_q,
+        "error": tr.error[fs & (code == TA_C)]})
+    notes["merges"] = int(okm.sum())
+    notes["requeues"] = int((fs & (code == TA_R)).sum())
+    return requests, bios, notes
+
+
+def _covering(groups: pd.DataFrame, C: pd.DataFrame, tries: int = 8) -> np.ndarray:
+    """For bio groups with no C at their start: the first C after them whose range covers them."""
+    cd, cs, cn, ct = (C[k].to_numpy() for k in ("dev", "sector", "nsect", "t"))
+    o = np.lexsort((-ct, cs, cd))  # by dev, sector, then latest first
+    cd, cs, cn, ct = cd[o], cs[o], cn[o], ct[o]
+    gd, gs, gn, gt = (groups[k].to_numpy() for k in ("dev", "start", "nsect", "t_last"))
+    devs = np.unique(cd)
+    key_c = np.searchsorted(devs, cd) * (1 << 44) + cs  # sorted: dev, then sector
+    gcode = np.searchsorted(devs, gd)
+    known = (gcode < len(devs)) & (devs[np.minimum(gcode, len(devs) - 1)] == gd)
+    pos = np.where(known, np.searchsorted(key_c, gcode * (1 << 44) + gs, side="right") - 1, -1)
+    out = np.full(len(groups), -1, dtype=np.int64)
+    for k in range(tries):
+        p = pos - k
+        todo = (out < 0) & (p >= 0)
+        if not todo.any():
+            break
+        pp = np.maximum(p, 0)
+        hit = todo & (cd[pp] == gd) & (cs[pp] + cn[pp] >= gs + gn) & (ct[pp] >= gt)
+        out[hit] = o[pp[hit]]
+    return out
+
+
+def _stats(rows: list, job: str, ddir: str, b: pd.DataFrame, r: pd.DataFrame, span_s: float,
+           merges: int) -> None:
+    """Summary rows for one device/direction: ``b`` its bios (Q rows), ``r`` its requests (C rows)."""
+    n = len(r)
+    rows.append((job, ddir, "completed", float(n), "count"))
+    rows.append((job, ddir, "completed_bytes", float(r["nbytes"].sum()), "B"))
+    rows.append((job, ddir, "queued", float(len(b)), "count"))
+    rows.append((job, ddir, "queued_bytes", float(b["nbytes"].sum()), "B"))
+    rows.append((job, ddir, "merges", float(merges), "count"))
+    if span_s > 0:
+        rows.append((job, ddir, "iops", n / span_s, "1/s"))
+        rows.append((job, ddir, "bw", float(r["nbytes"].sum()) / span_s, "B/s"))
+    for m in ("q2c", "d2c", "q2d"):
+        v = b[f"{m}_ns"].to_numpy()
+        v = v[np.isfinite(v)]
+        if not len(v):
+            continue
+        rows.append((job, ddir, f"{m}_mean", float(v.mean()), "ns"))
+        for p, x in zip(PERCENTILES, np.percentile(v, PERCENTILES)):
+            rows.append((job, ddir, f"{m}_p{p}", float(x), "ns"))
+        rows.append((job, ddir, f"{m}_max", float(v.max()), "ns"))
+
+
+def parse(path: str | Path, data: bytes | memoryview) -> Parsed:
+    path = Path(path)
+    tr = decode(path, data)
+    requests, bios, notes = io_tables(tr)
+    source = path.name
+    span_s = float(tr.time[-1]) / 1e9 if len(tr.time) else 0.0
+    code = tr.action & 0xFF
+    cat = tr.action >> 16
+    fs = (cat & (TC_NOTIFY | TC_PC)) == 0
+    mergef = fs & ((code == TA_M) | (code == TA_F))
+    mw = (cat & TC_WRITE) != 0
+    rows: list = []
+    devs = np.unique(tr.device)
+    for dev in list(devs) + [None]:
+        job = "all" if dev is None else dev_name(int(dev))
+        if dev is None and len(devs) < 2:
+            continue
+        rsel = np.ones(len(requests), bool) if dev is None else (requests["dev"] == dev).to_numpy()
+        bsel = np.ones(len(bios), bool) if dev is None else (bios["dev"] == dev).to_numpy()
+        esel = (np.ones(len(tr.time), bool) if dev is None else tr.device == dev) & ((cat & TC_NOTIFY) == 0)
+        if dev is not None:
+            rows.append((job, "", "events", float(esel.sum()), "count"))
+        for ddir in ("read", "write", ""):
+            rr = rsel & ((requests["ddir"] == ddir).to_numpy() if ddir else True)
+            bb = bsel & ((bios["ddir"] == ddir).to_numpy() if ddir else True)
+            mm = esel & mergef & ((mw if ddir == "write" else ~mw) if ddir else True)
+            _stats(rows, job, ddir, bios[bb], requests[rr], span_s, int(mm.sum()))
+    rows.append(("all" if len(devs) > 1 else dev_name(int(devs[0])) if len(devs) else "", "", "span",
+                 span_s, "s"))
+    summary = summary_frame(source, rows)
+    frames = []
+    if len(requests):
+        sec = np.floor(requests["c_ns"].to_numpy() / 1e9).astype(np.int64)
+        for (dev, ddir), r in requests.assign(sec=sec).groupby(["dev", "ddir"], sort=True):
+            g = r.groupby("sec")
+            idx = g.size().index.to_numpy()
+            t = idx.astype(np.float64)
+            job = dev_name(int(dev))
+            frames.append(series_frame(source, job, ddir, "iops", "1/s", t, g.size().to_numpy(np.float64)))
+            frames.append(series_frame(source, job, ddir, "bw", "B/s", t, g["nbytes"].sum().to_numpy(np.float64)))
+            frames.append(series_frame(source, job, ddir, "d2c_mean", "ns", t, g["d2c_ns"].mean().to_numpy()))
+            frames.append(series_frame(source, job, ddir, "q2c_mean", "ns", t, g["q2c_ns"].mean().to_numpy()))
+    n_notify = int(((cat & TC_NOTIFY) != 0).sum())
+    meta: dict[str, Any] = {
+        "tool_version": f"blk_io_trace v{VERSION}", "byte_order": "little" if tr.order == "<" else "big",
+        "records": int(len(tr.time)), "t0_ns": tr.t0_ns, "devices": [dev_name(int(d)) for d in devs],
+        "notify_records": n_notify, "pc_records": int(((cat & TC_PC) != 0).sum()),
+        "process_names": tr.comm, **notes}
+    out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary,
+                 tables={"requests": requests, "bios": bios})
+    if frames:
+        out.series = categorize(pd.concat(frames, ignore_index=True))
+    return out

@@ -1,0 +1,139 @@
+"""btt's text report (kind ``btt``), blktrace 1.0–1.3 (``btt -i trace.bin``, default sections).
+
+Sections are ``==================== <title> ====================`` lines.  Read here:
+
+* ``All Devices`` (and any other section with the ``ALL MIN AVG MAX N`` table): rows such as ``Q2Q``,
+  ``Q2G``, ``G2I``, ``Q2M``, ``I2D``, ``M2D``, ``D2C``, ``Q2C``, ``Q2Qdm``/``Q2Adm`` … in seconds →
+  ``<name>_min``, ``<name>_mean``, ``<name>_max`` (ns; names lower-cased) and ``<name>_n`` (count);
+  ``job`` = ``all`` for All Devices, else the device in the title.
+* ``Device Overhead``: each column's percentage of Q2C → ``<col>_share`` (ratio) per device.
+* ``Device Merge Information``: ``q_count``, ``d_count`` (count), ``merge_ratio`` (ratio),
+  ``blk_min/blk_mean/blk_max`` (512 B sectors per D, count) and ``blk_total``.
+* ``Device Q2Q Seek Information`` / ``Device D2D Seek Information``: ``q2q_nseeks``, ``q2q_seek_mean``,
+  ``q2q_seek_median`` (sectors, count) and the same with ``d2d``.
+* ``Plug Information``: ``plugs``, ``timer_unplugs`` (count), ``q_plugged_share`` (ratio).
+* ``Active Requests At Q Information``: ``active_at_q_mean`` (count).
+* ``I/O Active Period Information``: ``live_periods`` (count), ``active_mean``, ``inactive_mean`` (s).
+
+Devices print as ``( 8,  0)`` → job ``"8,0"``; the ``Overall``/``Average``/``TOTAL`` rows are job
+``all``.  ``ddir`` is always ``""`` (btt does not split directions).  Seconds become ns by × 10⁹,
+rounded to the nearest ns (btt prints 9 decimals).  Sections not listed are kept as titles in
+``meta["sections"]``; a file with no ``All Devices`` table raises ``IngestError``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .base import IngestError, Parsed, summary_frame
+
+KIND = "btt"
+_TITLE = re.compile(r"^=+ (?P<title>[^|=]+?) =+\s*$")
+_SNIFF = re.compile(rb"\A\s*=+ All Devices =+\s*\n")
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_ROW5 = re.compile(rf"^(?P<name>[A-Za-z0-9]+)\s+(?P<min>{_NUM})\s+(?P<avg>{_NUM})\s+(?P<max>{_NUM})\s+(?P<n>\d+)\s*$")
+_DEV = re.compile(r"^\s*\(\s*(?P<maj>\d+),\s*(?P<min>\d+)\)\s*\|(?P<rest>.*)$")
+_AGG = re.compile(r"^\s*(?P<label>Overall|Average|TOTAL|Total Sys)\s*\|(?P<rest>.*)$")
+
+
+def sniff(head: bytes) -> bool:
+    return _SNIFF.match(head) is not None
+
+
+def _ns(x: str) -> float:
+    return float(round(float(x) * 1e9))
+
+
+def _job(m: re.Match) -> str:
+    return f"{m['maj']},{m['min']}" if "maj" in m.groupdict() else "all"
+
+
+def parse(path: str | Path, data: bytes) -> Parsed:
+    path = Path(path)
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    lines = text.split("\n")
+    rows: list[tuple[str, str, str, float, str]] = []
+    sections: list[str] = []
+    title = None
+    header: list[str] = []
+    saw_all = False
+    for no, ln in enumerate(lines, start=1):
+        m = _TITLE.match(ln)
+        if m:
+            title = m["title"]
+            sections.append(title)
+            header = []
+            continue
+        if title is None or not ln.strip():
+            continue
+        if ln.strip().startswith("ALL") and "MIN" in ln:
+            header = ["ALL"]
+            continue
+        if header == ["ALL"]:
+            r = _ROW5.match(ln.strip())
+            if r:
+                job = "all" if title == "All Devices" else title.replace("Device", "").strip(" ():").replace(" ", "")
+                name = r["name"].lower()
+                rows += [(job, "", f"{name}_min", _ns(r["min"]), "ns"), (job, "", f"{name}_mean", _ns(r["avg"]), "ns"),
+                         (job, "", f"{name}_max", _ns(r["max"]), "ns"), (job, "", f"{name}_n", float(r["n"]), "count")]
+                saw_all = saw_all or title == "All Devices"
+            elif not ln.startswith("---"):
+                raise IngestError(path, "expected a btt row 'NAME MIN AVG MAX N' (seconds, seconds, seconds, "
+                                        "count)", line=no)
+            continue
+        if "|" in ln and ("DEV" in ln.split("|")[0]):
+            header = [c for c in re.split(r"\s{1,}", ln.split("|", 1)[1].replace("|", " ").strip()) if c]
+            continue
+        dm = _DEV.match(ln) or _AGG.match(ln)
+        if not dm or not header:
+            continue
+        job = _job(dm)
+        vals = dm["rest"].replace("|", " ").split()
+        try:
+            _section_rows(rows, title, job, vals)
+        except (ValueError, IndexError):
+            raise IngestError(path, f"unexpected row in btt section '{title}'", line=no) from None
+    if not saw_all:
+        raise IngestError(path, "expected btt's '==== All Devices ====' table (ALL MIN AVG MAX N)", line=1)
+    return Parsed(path=str(path), kind=KIND, meta={"tool_version": "btt (blktrace 1.x)", "sections": sections},
+                  summary=summary_frame(path.name, rows))
+
+
+def _section_rows(rows: list, title: str, job: str, vals: list[str]) -> None:
+    if title == "Device Overhead":
+        for col, v in zip(("q2g", "g2i", "q2m", "i2d", "d2c"), vals):
+            rows.append((job, "", f"{col}_share", float(v.rstrip("%")) / 100.0, "ratio"))
+    elif title == "Device Merge Information":
+        if vals[0] == "#Q":
+            return  # the repeated header above TOTAL
+        q, d, ratio, bmin, bavg, bmax, tot = vals[:7]
+        rows += [(job, "", "q_count", float(q), "count"), (job, "", "d_count", float(d), "count"),
+                 (job, "", "merge_ratio", float(ratio), "ratio"), (job, "", "blk_min", float(bmin), "count"),
+                 (job, "", "blk_mean", float(bavg), "count"), (job, "", "blk_max", float(bmax), "count"),
+                 (job, "", "blk_total", float(tot), "count")]
+    elif title in ("Device Q2Q Seek Information", "Device D2D Seek Information"):
+        if vals[0] == "NSEEKS":
+            return
+        p = "q2q" if "Q2Q" in title else "d2d"
+        rows += [(job, "", f"{p}_nseeks", float(vals[0]), "count"),
+                 (job, "", f"{p}_seek_mean", float(vals[1]), "count"),
+                 (job, "", f"{p}_seek_median", float(vals[2]), "count")]
+    elif title == "Plug Information":
+        if vals[0] in ("#", "IOs/Unp") or not vals[0][0].isdigit():
+            return
+        if "%" in " ".join(vals):  # "1152( 137) | 0.107460846%"
+            joined = " ".join(vals).replace("(", " ").replace(")", " ").split()
+            rows += [(job, "", "plugs", float(joined[0]), "count"),
+                     (job, "", "timer_unplugs", float(joined[1]), "count"),
+                     (job, "", "q_plugged_share", float(joined[2].rstrip("%")) / 100.0, "ratio")]
+        else:
+            rows += [(job, "", "ios_per_unplug", float(vals[0]), "count"),
+                     (job, "", "ios_per_timer_unplug", float(vals[1]), "count")]
+    elif title == "Active Requests At Q Information":
+        if vals[0][0].isdigit():
+            rows.append((job, "", "active_at_q_mean", float(vals[0]), "count"))
+    elif title == "I/O Active Period Information":
+        if vals[0][0].isdigit():
+            rows += [(job, "", "live_periods", float(vals[0]), "count"),
+                     (job, "", "active_mean", float(vals[1]), "s"), (job, "", "inactive_mean", float(vals[2]), "s")]
