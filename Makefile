@@ -29,10 +29,12 @@ cc:
 
 # Debian tools the tests drive for real (fio 3.33); installed when missing and we are root.
 tools:
-	@command -v fio >/dev/null || { \
+	@missing=""; command -v fio >/dev/null || missing="fio"; \
+	  command -v blkparse >/dev/null && command -v btt >/dev/null || missing="$$missing blktrace"; \
+	  [ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 fio >/dev/null; \
-	  else echo "fio missing: sudo apt-get install fio (tests that need it will skip)"; fi; }
+	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing >/dev/null; \
+	  else echo "missing: $$missing — sudo apt-get install $$missing (tests that need them will skip)"; fi; }
 
 # --- data: raw → processed (a DAG step; re-runs when raw changes) -------------------------------------
 $(PROC)/files.parquet: .venv/.installed $(shell find $(DATA) -type f 2>/dev/null) $(shell find analysis/ingest -name '*.py')
@@ -79,12 +81,25 @@ capture-smoke:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-smoke needs root: sudo make capture-smoke"; exit 1; }
 	out=$$(mktemp -d /tmp/cephqos-smoke.XXXXXX) && echo "capture-smoke: output in $$out" && \
 	  $(CAPTURE_PY) -m capture.ceph run capture/campaigns/smoke.yaml --out "$$out" $(CAPTURE_ARGS)
-# the real campaign (88 runs, est. 5–8 h; resumable: CAPTURE_ARGS="--max-minutes 240" per sitting)
+# the real campaign (103 runs, ~3.3 h measured here; resumable: CAPTURE_ARGS="--max-minutes 110" per sitting)
 capture-qos:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-qos needs root: sudo make capture-qos"; exit 1; }
 	$(CAPTURE_PY) -m capture.ceph run capture/campaigns/qos-2026.yaml --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
 	@echo "capture-qos: now refresh the manifest with make manifest (as the repository's owner)"
+
+# --- capture: IO-scheduler campaigns with fio on loop devices and file systems (root; issue 4) ---
+.PHONY: capture-block-smoke capture-block
+# every scheduler on a few cells, one traced (~3 min); output to a temp dir, not a data set
+capture-block-smoke:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-block-smoke needs root: sudo make capture-block-smoke"; exit 1; }
+	out=$$(mktemp -d /tmp/cephqos-block-smoke.XXXXXX) && echo "capture-block-smoke: output in $$out" && \
+	  $(CAPTURE_PY) -m capture.block run capture/campaigns/block-smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+capture-block:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-block needs root: sudo make capture-block"; exit 1; }
+	$(CAPTURE_PY) -m capture.block run capture/campaigns/block-2026.yaml --out $(DATA)/block $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/block
+	@echo "capture-block: now refresh the manifest with make manifest (as the repository's owner)"
 
 clean:
 	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb

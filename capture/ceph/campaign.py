@@ -53,15 +53,20 @@ class Run:
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a campaign file; defaults filled in."""
     path = Path(path)
+    return validate(read_yaml(path, "campaign, cluster, arms, scenarios"), str(path))
+
+
+def read_yaml(path: Path, expected: str) -> dict[str, Any]:
+    """A campaign file's mapping; ``CampaignError`` naming the file (and line) when it is not one."""
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(Path(path).read_text())
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise CampaignError(f"{path}{where}: not valid YAML ({e})") from None
     if not isinstance(doc, dict):
-        raise CampaignError(f"{path}: expected a mapping with campaign, cluster, arms, scenarios")
-    return validate(doc, str(path))
+        raise CampaignError(f"{path}: expected a mapping with {expected}")
+    return doc
 
 
 def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
@@ -175,3 +180,25 @@ def set_aside(root: Path, run: Run) -> Path | None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(d), str(dest))
     return dest
+
+
+def finish_run(root: Path, run: Run, info: dict[str, Any], log) -> Path:
+    """Write run.json and the ``done`` marker (last) in the run's staging directory, then move it into
+    place; a half-finished directory already there is moved aside first, never mixed in."""
+    import json
+    import os
+    stage = root / INPROGRESS / run.relpath
+    (stage / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
+    (stage / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+    aside = set_aside(root, run)
+    if aside is not None:
+        log(f"  half-finished {run.relpath} from an earlier sitting moved aside to {aside}")
+    dest = root / run.relpath
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(stage, dest)
+    return dest
+
+
+def discard_run(root: Path, run: Run) -> None:
+    """Drop a run's staging directory (a failed or disturbed attempt)."""
+    shutil.rmtree(root / INPROGRESS / run.relpath, ignore_errors=True)

@@ -391,18 +391,7 @@ class Runner:
         return info
 
     def finish(self, run: cp.Run, info: dict[str, Any]) -> Path:
-        """Write run.json and the ``done`` marker (last), then move the run into place; a
-        half-finished directory already there is moved aside first, never mixed in."""
-        stage = self.root / cp.INPROGRESS / run.relpath
-        (stage / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
-        (stage / cp.DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
-        aside = cp.set_aside(self.root, run)
-        if aside is not None:
-            self.log(f"  half-finished {run.relpath} from an earlier sitting moved aside to {aside}")
-        dest = self.root / run.relpath
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(stage, dest)
-        return dest
+        return cp.finish_run(self.root, run, info, self.log)
 
     def discard(self, run: cp.Run) -> None:
-        shutil.rmtree(self.root / cp.INPROGRESS / run.relpath, ignore_errors=True)
+        cp.discard_run(self.root, run)

@@ -1,0 +1,233 @@
+"""python -m capture.block {plan,run} — IO-scheduler campaigns with fio on loop devices and file systems.
+
+  plan CAMPAIGN.yaml [--out DIR]                     the run order and which runs are done
+  run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N]
+                                                     set up the devices, do the runs not yet done, undo
+
+Run it alone on the machine (no tests, builds or helpers beside it): each run measures the CPU used by
+user-space work outside the benchmark (``capture.block.cpu``) and redoes a run that was disturbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from capture.ceph.__main__ import _freeze_campaign_file, _log
+from capture.ceph.monitor import SysMon
+from capture.ceph.runner import compress_stage, machine_facts
+
+from . import campaign as bc
+from .cpu import OutsideCpu
+from .system import BlkTracer, BlockError, LoopDevice, ensure_packages, sh
+
+DEFAULT_OUT = Path("data/raw/block")
+
+
+def cmd_plan(a) -> int:
+    doc = bc.load(a.campaign)
+    root = a.out / doc["campaign"]
+    runs = bc.plan(doc)
+    for r in runs:
+        print(f"{r.order:5d}  {bc.status(root, r):8s} {r.relpath}{'  [trace]' if bc.traced(doc, r) else ''}")
+    left = bc.remaining(root, runs)
+    print(f"{len(runs)} runs, {len(runs) - len(left)} done, {len(left)} to do")
+    return 0
+
+
+class BlockRunner:
+    def __init__(self, doc: dict[str, Any], root: Path) -> None:
+        self.doc, self.root = doc, root
+        self.work = Path(doc["device"].get("backing_dir", "/var/tmp/cephqos-block"))
+        self.devices: dict[str, LoopDevice] = {}
+        self.fio_version = sh(["fio", "--version"]).strip()
+
+    def set_up(self, targets: set[str]) -> None:
+        size = self.doc["device"]["size_mib"]
+        for t in sorted(targets):
+            dev = LoopDevice(self.work / f"{t}.img", size, _log)
+            self.devices[t] = dev
+            if t != "raw":
+                dev.make_fs(t, self.work / f"mnt-{t}")
+                # lay the file out once, so read runs read written blocks, not a fresh layout
+                t0 = time.time()
+                sh(["fio", "--name=layout", f"--filename={dev.mountpoint / 'fio.dat'}", "--rw=write", "--bs=1M",
+                    "--direct=1", "--ioengine=libaio", "--iodepth=16", f"--size={self.doc['fio']['file_mib']}M",
+                    "--output=/dev/null"])
+                _log(f"  {t} on {dev.name}: {self.doc['fio']['file_mib']} MiB file laid out in {time.time() - t0:.0f} s")
+            else:
+                _log(f"  raw on {dev.name}")
+
+    def close(self) -> None:
+        for dev in reversed(list(self.devices.values())):
+            dev.close()
+        self.devices.clear()
+
+    def one(self, run: bc.Run) -> dict[str, Any]:
+        doc = self.doc
+        cell = bc.cell_of(doc, run.scenario)
+        dev = self.devices[cell["target"]]
+        stage = self.root / bc.INPROGRESS / run.relpath
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir(parents=True)
+        sched = dev.set_scheduler(run.arm)
+        filename = dev.path if cell["target"] == "raw" else str(dev.mountpoint / "fio.dat")
+        argv = bc.fio_argv(doc, cell, filename)
+        info: dict[str, Any] = {
+            "campaign": doc["campaign"], "scenario": run.scenario, "arm": run.arm, "scheduler": sched,
+            "profile": None, "repeat": run.repeat, "target": cell["target"], "rw": cell["rw"], "bs": cell["bs"],
+            "bs_B": bc.bs_bytes(cell["bs"]), "iodepth": cell["iodepth"], "device": dev.name,
+            "device_size_mib": doc["device"]["size_mib"], "fio": self.fio_version, "fio_argv": argv,
+            "origin": "measured", "machine": machine_facts(), "attempt": 1,
+            "loadavg_before": Path("/proc/loadavg").read_text().split()[:3],
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        mon = SysMon(stage / "sysutil.jsonl")
+        acct = OutsideCpu()
+        mon.start()
+        err = open(stage / "fio.stderr", "w")
+        proc = None
+        try:
+            proc = subprocess.Popen(argv, cwd=stage, stdout=subprocess.DEVNULL, stderr=err)
+            if bc.traced(doc, run):
+                tr = doc["trace"]
+                time.sleep(float(doc["fio"]["ramp_s"]) + 0.2)  # past fio start-up and ramp
+                t_tr = time.time()
+                with BlkTracer(dev.name, stage / "trace.blktrace", int(tr.get("buffer_kb", 65536))) as bt:
+                    time.sleep(float(tr.get("seconds", 0.5)))
+                info["trace"] = {"device": dev.name, "started_unix": round(t_tr, 3),
+                                 "seconds": float(tr.get("seconds", 0.5)), **bt.stats}
+            rc = proc.wait(timeout=float(doc["fio"]["runtime_s"]) + float(doc["fio"]["ramp_s"]) + 120)
+        finally:
+            if proc is not None and proc.poll() is None:  # a tracer or timeout error: do not leave fio behind
+                proc.kill()
+                proc.wait()
+            err.close()
+            mon.stop()
+        info["cpu"] = acct.result()
+        info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        info["fio_rc"] = rc
+        if rc != 0:
+            raise BlockError(f"fio exited {rc}: {(stage / 'fio.stderr').read_text()[-400:]}")
+        for f in stage.glob("*.log"):
+            if f.stat().st_size == 0:
+                f.unlink()
+        tb = stage / "trace.blktrace"
+        if tb.exists():
+            with open(tb, "rb") as f, gzip.open(str(tb) + ".gz", "wb", compresslevel=9) as g:
+                shutil.copyfileobj(f, g)
+            tb.unlink()
+        compress_stage(stage)
+        return info
+
+    def finish(self, run: bc.Run, info: dict[str, Any]) -> Path:
+        return bc.finish_run(self.root, run, info, _log)
+
+    def discard(self, run: bc.Run) -> None:
+        bc.discard_run(self.root, run)
+
+
+def cmd_run(a) -> int:
+    doc = bc.load(a.campaign)
+    root = a.out / doc["campaign"]
+    runs = bc.plan(doc)
+    todo = bc.remaining(root, runs)
+    if a.max_runs is not None:
+        todo = todo[:a.max_runs]
+    if not todo:
+        _log("nothing to do: every run has its done marker")
+        return 0
+    if os.geteuid() != 0:
+        raise BlockError("needs root (losetup, mkfs, mount, IO schedulers, ftrace): run it with sudo, "
+                         "e.g. `sudo make capture-block`")
+    ensure_packages(_log)
+    _freeze_campaign_file(Path(a.campaign), root)
+    if (root / bc.INPROGRESS).exists():
+        _log(f"removing half-finished runs from an earlier sitting: {root / bc.INPROGRESS}")
+        shutil.rmtree(root / bc.INPROGRESS)
+    deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
+    thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
+    runner = BlockRunner(doc, root)
+    sitting: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, on_signal)
+    rc = 0
+    try:
+        runner.set_up({bc.cell_of(doc, r.scenario)["target"] for r in todo})
+        for run in todo:
+            if deadline and time.time() > deadline:
+                _log("time budget reached: stopping before the next run (resume later)")
+                break
+            earlier: list[dict[str, Any]] = []
+            for attempt in range(1, 4):
+                _log(f"run {run.order} {run.relpath} (attempt {attempt})")
+                try:
+                    info = runner.one(run)
+                except BlockError as e:
+                    _log(f"  FAILED: {e}")
+                    runner.discard(run)
+                    sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
+                    earlier.append({"attempt": attempt, "status": "failed", "error": str(e)[:500]})
+                    continue
+                cpu = info["cpu"]
+                if cpu["outside_cpu_frac"] > thr:
+                    _log(f"  disturbed: {cpu['outside_cpu_s']:.1f} CPU s outside the benchmark "
+                         f"({cpu['outside_cpu_frac']:.2f} of a CPU > {thr}); redoing")
+                    runner.discard(run)
+                    sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
+                    earlier.append({"attempt": attempt, "status": "disturbed", "cpu": cpu})
+                    continue
+                info["attempt"] = attempt
+                info["earlier_attempts"] = earlier
+                dest = runner.finish(run, info)
+                sitting["runs"].append({"run": run.relpath, "status": "done", "wall_s": cpu["wall_s"]})
+                _log(f"  done → {dest}; outside CPU {cpu['outside_cpu_frac']:.3f}, kernel threads "
+                     f"{cpu['kernel_threads_cpu_s']:.1f} s" + (f"; trace {info['trace']['bytes']} B, "
+                                                               f"overruns {info['trace']['overruns']}"
+                                                               if "trace" in info else ""))
+                break
+    except KeyboardInterrupt as e:
+        _log(f"interrupted ({e}); undoing device set-up")
+        rc = 130
+    except Exception as e:
+        _log(f"ERROR: {type(e).__name__}: {e}; undoing device set-up")
+        rc = 1
+    finally:
+        runner.close()
+        sitting["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(sitting, indent=1) + "\n")
+        left = bc.remaining(root, runs)
+        _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
+    return rc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m capture.block", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("plan", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("campaign")
+        p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+        if name == "run":
+            p.add_argument("--max-minutes", type=float, default=None)
+            p.add_argument("--max-runs", type=int, default=None)
+    a = ap.parse_args(argv)
+    try:
+        return cmd_plan(a) if a.cmd == "plan" else cmd_run(a)
+    except (bc.CampaignError, BlockError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
