@@ -47,7 +47,7 @@ manifest: .venv/.installed
 # --- report: notebooks executed by papermill, rendered to HTML ---------------------------------------
 # Each notebook is executed with the same two parameters; a notebook in REPORT_NB becomes
 # reports/<name>.html (code hidden).  Notebook 10 runs under nbval in `make test` (issue 8 adds it here).
-REPORT_NB := 00-ingest 20-qos-campaign
+REPORT_NB := 00-ingest 32-qos-campaign
 reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
 	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -k python3 --cwd notebooks
@@ -60,13 +60,14 @@ report: $(REPORT_NB:%=reports/%.html)
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 test: .venv/.installed tools
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/20-qos-campaign.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/32-qos-campaign.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 lab: .venv/.installed
 	$(PY) -m jupyter lab --notebook-dir=.
 
 bench: .venv/.installed tools
 	$(PY) bench/bench_ingest.py $(BENCH_ARGS)
+	$(PY) bench/bench_blktrace.py $(BLK_BENCH_ARGS)
 
 # --- capture: WPQ-vs-mClock campaigns on a throwaway local Ceph 16.2 cluster (root, Debian's ceph) ---
 # Not $(PY)-bound: the driver needs only PyYAML (Debian's /usr/bin/python3 when it has it), and the
@@ -89,7 +90,7 @@ capture-qos:
 	@echo "capture-qos: now refresh the manifest with make manifest (as the repository's owner)"
 
 # --- capture: IO-scheduler campaigns with fio on loop devices and file systems (root; issue 4) ---
-.PHONY: capture-block-smoke capture-block
+.PHONY: capture-block-smoke capture-block capture-rados-block-smoke capture-rados-block
 # every scheduler on a few cells, one traced (~3 min); output to a temp dir, not a data set
 capture-block-smoke:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-block-smoke needs root: sudo make capture-block-smoke"; exit 1; }
@@ -100,6 +101,16 @@ capture-block:
 	$(CAPTURE_PY) -m capture.block run capture/campaigns/block-2026.yaml --out $(DATA)/block $(CAPTURE_ARGS)
 	-chown -R --reference=$(CURDIR) $(DATA)/block
 	@echo "capture-block: now refresh the manifest with make manifest (as the repository's owner)"
+# rados bench on 2 OSDs on loop devices, every scheduler, 2 cells, one traced (~3 min); temp output
+capture-rados-block-smoke:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rados-block-smoke needs root: sudo make capture-rados-block-smoke"; exit 1; }
+	out=$$(mktemp -d /tmp/cephqos-rados-block-smoke.XXXXXX) && echo "capture-rados-block-smoke: output in $$out" && \
+	  $(CAPTURE_PY) -m capture.block run capture/campaigns/rados-block-smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+capture-rados-block:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rados-block needs root: sudo make capture-rados-block"; exit 1; }
+	$(CAPTURE_PY) -m capture.block run capture/campaigns/rados-block-2026.yaml --out $(DATA)/block $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/block
+	@echo "capture-rados-block: now refresh the manifest with make manifest (as the repository's owner)"
 
 clean:
 	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb

@@ -93,7 +93,8 @@ def test_bad_fio_sections():
         bc.validate(d)
 
 
-@pytest.mark.parametrize("name", ["block-smoke.yaml", "block-2026.yaml"])
+@pytest.mark.parametrize("name", ["block-smoke.yaml", "block-2026.yaml", "rados-block-smoke.yaml",
+                                  "rados-block-2026.yaml"])
 def test_shipped_campaign_files_validate(name):
     p = ROOT / "capture" / "campaigns" / name
     d = bc.load(p)
@@ -103,3 +104,105 @@ def test_shipped_campaign_files_validate(name):
     if name == "block-2026.yaml":
         assert d["repeats"] >= 6 and set(d["schedulers"]) == {"none", "mq-deadline", "kyber", "bfq"}
         assert set(d["fio"]["targets"]) == {"raw", "xfs", "ext4", "btrfs"}
+    if name == "rados-block-2026.yaml":  # the Bobtail permutations, ≥ 6 repeats, the DB apart
+        assert d["repeats"] >= 6 and set(d["schedulers"]) == {"none", "mq-deadline", "kyber", "bfq"}
+        assert {c["scenario"] for c in bc.cells(d)} == {f"rados-{b}-qd{q}" for b in ("4k", "128k", "4m")
+                                                         for q in (16, 256)}
+        assert d["device"]["db_mib"] >= 64 and len(runs) == 6 * 4 * 6
+
+
+RADOS = {
+    "campaign": "r", "seed": 5, "min_repeats": 2, "repeats": 2, "schedulers": ["none", "bfq"],
+    "device": {"size_mib": 1024, "db_mib": 256}, "cluster": {"osds": 2},
+    "rados": {"bs": ["4k", "4m"], "iodepth": [16, 256], "write_s": 3, "seq_s": 3},
+    "trace": {"cells": [{"bs": "4k", "iodepth": 16}], "repeats": [2]},
+}
+
+
+def rdoc(**over):
+    d = copy.deepcopy(RADOS)
+    d.update(over)
+    return bc.validate(d)
+
+
+def test_rados_campaign_plan_defaults_and_traces():
+    d = rdoc()
+    assert d["cluster"] == {"osds": 2, "pg_num": 64, "pool_size": 1, "osd_memory_target_mib": 1024,
+                            "workdir": "/var/tmp/cephqos-block-cluster"}
+    runs = bc.plan(d)
+    assert len(runs) == 4 * 2 * 2
+    assert {r.scenario for r in runs} == {"rados-4k-qd16", "rados-4k-qd256", "rados-4m-qd16", "rados-4m-qd256"}
+    assert bc.cell_of(d, "rados-4m-qd256") == {"bs": "4m", "iodepth": 256, "scenario": "rados-4m-qd256"}
+    tr = [(r.scenario, r.arm, r.repeat) for r in runs if bc.traced(d, r)]
+    assert sorted(tr) == [("rados-4k-qd16", "bfq", 2), ("rados-4k-qd16", "none", 2)]
+
+
+@pytest.mark.parametrize("over, msg", [
+    ({"fio": DOC["fio"]}, "exactly one of"),
+    ({"device": {"size_mib": 1024}}, "db_mib"),
+    ({"cluster": {"osds": 0}}, "cluster.osds"),
+    ({"rados": {"bs": ["4k"], "iodepth": [16], "write_s": 0, "seq_s": 3}}, "rados.write_s"),
+    ({"trace": {"cells": [{"bs": "128k", "iodepth": 16}]}}, "not a cell"),
+    ({"trace": {"cells": [{"target": "raw", "rw": "write", "bs": "4k", "iodepth": 16}]}}, "need exactly bs, iodepth"),
+])
+def test_rados_validation_names_the_key(over, msg):
+    with pytest.raises(bc.CampaignError, match=msg):
+        rdoc(**over)
+
+
+def test_rados_argv():
+    from capture.block.rados import rados_argv
+    w = rados_argv("/c/ceph.conf", "write", 6, 131072, 256)
+    assert w == ["rados", "--conf", "/c/ceph.conf", "-p", "bench", "bench", "6", "write", "-t", "256",
+                 "-b", "131072", "--no-cleanup"]
+    assert rados_argv("/c/ceph.conf", "seq", 6.5, 4096, 16)[5:] == ["bench", "6.5", "seq", "-t", "16"]
+
+
+class _FakeRunner:
+    """Scripted outcomes per attempt: "ok", "fail" or a float outside-CPU share."""
+
+    def __init__(self, script):
+        self.script, self.calls, self.kept, self.dropped = dict(script), [], [], []
+
+    def one(self, run):
+        self.calls.append(run.relpath)
+        what = self.script[run.relpath].pop(0)
+        if what == "fail":
+            raise RuntimeError("boom")
+        frac = 0.01 if what == "ok" else what
+        return {"cpu": {"outside_cpu_frac": frac, "outside_cpu_s": frac * 4, "wall_s": 4.0}}
+
+    def finish(self, run, info):
+        self.kept.append((run.relpath, info["attempt"], [e["status"] for e in info["earlier_attempts"]]))
+        return Path("/x") / run.relpath
+
+    def discard(self, run):
+        self.dropped.append(run.relpath)
+
+
+def test_do_runs_redoes_failed_and_disturbed_runs():
+    from capture.sitting import do_runs
+    runs = bc.plan(rdoc())[:3]
+    a, b, c = (r.relpath for r in runs)
+    fr = _FakeRunner({a: ["fail", 0.5, "ok"], b: ["ok"], c: ["fail", "fail", "fail"]})
+    sitting, lines, waits = {"runs": []}, [], []
+    do_runs(runs, fr, threshold=0.15, deadline=None, log=lines.append, errors=(RuntimeError,),
+            sitting=sitting, summary=lambda info: ({"wall_s": info["cpu"]["wall_s"]}, "fine"),
+            after_failure=lambda: waits.append(1))
+    assert fr.kept == [(a, 3, ["failed", "disturbed"]), (b, 1, [])]
+    assert fr.dropped == [a, a, c, c, c]
+    assert len(waits) == 4  # after each failed attempt, not after a disturbed one
+    assert [r["status"] for r in sitting["runs"]] == ["failed", "disturbed", "done", "done",
+                                                      "failed", "failed", "failed"]
+    assert sitting["runs"][2] == {"run": a, "status": "done", "wall_s": 4.0}
+    assert any("disturbed: 2.0 CPU s" in line for line in lines)
+
+
+def test_do_runs_stops_at_the_deadline():
+    from capture.sitting import do_runs
+    runs = bc.plan(rdoc())[:2]
+    fr = _FakeRunner({r.relpath: ["ok"] for r in runs})
+    lines: list[str] = []
+    do_runs(runs, fr, threshold=0.15, deadline=1.0, log=lines.append, errors=(RuntimeError,),
+            sitting={"runs": []}, summary=lambda info: ({}, ""))
+    assert fr.calls == [] and "time budget reached" in lines[0]

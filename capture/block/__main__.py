@@ -1,4 +1,5 @@
-"""python -m capture.block {plan,run} — IO-scheduler campaigns with fio on loop devices and file systems.
+"""python -m capture.block {plan,run} — IO-scheduler campaigns on loop devices: fio on the devices and on
+file systems made on them, or rados bench on BlueStore OSDs whose devices they are (``rados`` campaigns).
 
   plan CAMPAIGN.yaml [--out DIR]                     the run order and which runs are done
   run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N]
@@ -23,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from capture.ceph.__main__ import _freeze_campaign_file, _log
+from capture.ceph.cluster import ClusterError
 from capture.ceph.monitor import SysMon
 from capture.ceph.runner import compress_stage, machine_facts
+from capture.sitting import do_runs
 
 from . import campaign as bc
 from .cpu import OutsideCpu
+from .rados import RadosBlockRunner
 from .system import BlkTracer, BlockError, LoopDevice, ensure_packages, sh
 
 DEFAULT_OUT = Path("data/raw/block")
@@ -146,7 +150,7 @@ def cmd_run(a) -> int:
         _log("nothing to do: every run has its done marker")
         return 0
     if os.geteuid() != 0:
-        raise BlockError("needs root (losetup, mkfs, mount, IO schedulers, ftrace): run it with sudo, "
+        raise BlockError("needs root (losetup, mkfs, mount, IO schedulers, ftrace, Ceph daemons): run it with sudo, "
                          "e.g. `sudo make capture-block`")
     ensure_packages(_log)
     _freeze_campaign_file(Path(a.campaign), root)
@@ -155,47 +159,29 @@ def cmd_run(a) -> int:
         shutil.rmtree(root / bc.INPROGRESS)
     deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
-    runner = BlockRunner(doc, root)
+    rados = "rados" in doc
+    runner: Any = RadosBlockRunner(doc, root, _log) if rados else BlockRunner(doc, root)
     sitting: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, on_signal)
+
+    def summary(info: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        cpu = info["cpu"]
+        traces = [info[k]["trace"] for k in ("write", "seq") if "trace" in info.get(k, {})] if rados \
+            else ([info["trace"]] if "trace" in info else [])
+        text = (f"outside CPU {cpu['outside_cpu_frac']:.3f}, kernel threads {cpu['kernel_threads_cpu_s']:.1f} s"
+                + "".join(f"; trace {t['bytes']} B, overruns {t['overruns']}" for t in traces))
+        return {"wall_s": cpu["wall_s"]}, text
     rc = 0
     try:
-        runner.set_up({bc.cell_of(doc, r.scenario)["target"] for r in todo})
-        for run in todo:
-            if deadline and time.time() > deadline:
-                _log("time budget reached: stopping before the next run (resume later)")
-                break
-            earlier: list[dict[str, Any]] = []
-            for attempt in range(1, 4):
-                _log(f"run {run.order} {run.relpath} (attempt {attempt})")
-                try:
-                    info = runner.one(run)
-                except BlockError as e:
-                    _log(f"  FAILED: {e}")
-                    runner.discard(run)
-                    sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
-                    earlier.append({"attempt": attempt, "status": "failed", "error": str(e)[:500]})
-                    continue
-                cpu = info["cpu"]
-                if cpu["outside_cpu_frac"] > thr:
-                    _log(f"  disturbed: {cpu['outside_cpu_s']:.1f} CPU s outside the benchmark "
-                         f"({cpu['outside_cpu_frac']:.2f} of a CPU > {thr}); redoing")
-                    runner.discard(run)
-                    sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
-                    earlier.append({"attempt": attempt, "status": "disturbed", "cpu": cpu})
-                    continue
-                info["attempt"] = attempt
-                info["earlier_attempts"] = earlier
-                dest = runner.finish(run, info)
-                sitting["runs"].append({"run": run.relpath, "status": "done", "wall_s": cpu["wall_s"]})
-                _log(f"  done → {dest}; outside CPU {cpu['outside_cpu_frac']:.3f}, kernel threads "
-                     f"{cpu['kernel_threads_cpu_s']:.1f} s" + (f"; trace {info['trace']['bytes']} B, "
-                                                               f"overruns {info['trace']['overruns']}"
-                                                               if "trace" in info else ""))
-                break
+        if rados:
+            runner.set_up()
+        else:
+            runner.set_up({bc.cell_of(doc, r.scenario)["target"] for r in todo})
+        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log,
+                errors=(BlockError, ClusterError) if rados else (BlockError,), sitting=sitting, summary=summary)
     except KeyboardInterrupt as e:
         _log(f"interrupted ({e}); undoing device set-up")
         rc = 130

@@ -8,7 +8,9 @@ disturbed, so here
     outside = machine busy (user + nice + system + irq + softirq) − this harness and its children (fio)
               − CPU of kernel threads (PF_KTHREAD)
 
-over the run: what is left is user-space work by other processes, including short-lived ones (a
+over the run, also minus the CPU of long-lived benchmark processes named with ``track`` (the Ceph
+daemons of the rados campaign, which are not waited-for children): what is left is user-space work by
+other processes, including short-lived ones (a
 compiler started by a build), which per-process sampling would miss.  Steal time is reported apart.
 Interrupt time is not subtracted on its own: on this kernel the softirq work of a loop device shows
 both in /proc/stat's softirq column and in ksoftirqd's stime, so subtracting both made ``outside``
@@ -55,12 +57,22 @@ def _self() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
+def _proc_cpu(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            f = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(f[11]) + int(f[12])) / CLK
+
+
 class OutsideCpu:
-    def __init__(self) -> None:
+    def __init__(self, pids: list[int] | None = None) -> None:
         self.t0 = time.time()
         self.s0 = _stat_cpu()
         self.k0 = _kthreads()
         self.self0 = _self()
+        self.p0 = {p: v for p in (pids or []) if (v := _proc_cpu(p)) is not None}
 
     def result(self) -> dict[str, float]:
         wall = time.time() - self.t0
@@ -68,6 +80,9 @@ class OutsideCpu:
         d = {k: s1[k] - self.s0[k] for k in s1}
         busy = d["user"] + d["nice"] + d["system"]
         bench = _self() - self.self0
+        for p, v0 in self.p0.items():  # a daemon that died keeps what it used until its last read
+            v = _proc_cpu(p)
+            bench += (v - v0) if v is not None else 0.0
         kthr = sum(v - self.k0.get(key, 0.0) for key, v in k1.items())
         signed = busy + d["irq"] + d["softirq"] - bench - kthr
         outside = max(0.0, signed)

@@ -52,12 +52,18 @@ def ensure_packages(log: Callable[[str], None]) -> None:
 
 class LoopDevice:
     """A loop device (direct IO) on a backing file of ``size_mib``, prefilled from /dev/urandom so
-    that reads see real data rather than holes.  ``close()`` restores the scheduler and detaches it."""
+    that reads see real data rather than holes (``prefill=False``: a fresh sparse file, for a user
+    that writes before it reads, e.g. a BlueStore OSD).  ``close()`` restores the scheduler and
+    detaches it."""
 
-    def __init__(self, backing: Path, size_mib: int, log: Callable[[str], None] = print) -> None:
+    def __init__(self, backing: Path, size_mib: int, log: Callable[[str], None] = print,
+                 prefill: bool = True) -> None:
         self.backing = backing
         backing.parent.mkdir(parents=True, exist_ok=True)
-        if not backing.exists() or backing.stat().st_size != size_mib << 20:
+        if not prefill:
+            with open(backing, "wb") as f:  # truncate: nothing of an earlier cluster survives
+                f.truncate(size_mib << 20)
+        elif not backing.exists() or backing.stat().st_size != size_mib << 20:
             t = time.time()
             with open("/dev/urandom", "rb") as src, open(backing, "wb") as dst:
                 for _ in range(size_mib):
@@ -69,6 +75,7 @@ class LoopDevice:
         self.name = Path(self.path).name
         self.original_scheduler = self.scheduler()
         self.mountpoint: Path | None = None
+        self.devno = Path(f"/sys/block/{self.name}/dev").read_text().strip().replace(":", ",")  # "7,3"
 
     def _sched_file(self) -> Path:
         return Path(f"/sys/block/{self.name}/queue/scheduler")
@@ -110,9 +117,10 @@ class LoopDevice:
 
 
 class BlkTracer:
-    """Records one device's block events as binary ``blk_io_trace`` records into ``out``.
+    """Records the block events of one or more devices as binary ``blk_io_trace`` records into one
+    file ``out`` (each record carries its device number).
 
-    ``with BlkTracer("loop3", path): ...`` — on enter: mount debugfs if needed, save the tracer files
+    ``with BlkTracer("loop3", path): ...`` or ``BlkTracer(["loop3", "loop4"], path)`` — on enter: mount debugfs if needed, save the tracer files
     it touches, set ``buffer_size_kb``, ``options/context-info`` 0, ``options/bin`` 1, the device's
     ``trace/enable`` 1, ``current_tracer`` blk, and copy ``trace_pipe`` to ``out`` in a thread; on
     exit: disable the device's tracing, drain the pipe, restore every saved value, unmount what it
@@ -121,14 +129,15 @@ class BlkTracer:
 
     FILES = ("buffer_size_kb", "options/context-info", "options/bin", "current_tracer", "tracing_on")
 
-    def __init__(self, dev: str, out: Path, buffer_kb: int = 65536) -> None:
-        self.dev, self.out, self.buffer_kb = dev, out, buffer_kb
+    def __init__(self, dev: str | list[str], out: Path, buffer_kb: int = 65536) -> None:
+        self.devs = [dev] if isinstance(dev, str) else list(dev)
+        self.out, self.buffer_kb = out, buffer_kb
         self.saved: dict[str, str] = {}
         self.mounted = False
         self.stats: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._enable = Path(f"/sys/block/{dev}/trace/enable")
+        self._enables = [Path(f"/sys/block/{d}/trace/enable") for d in self.devs]
 
     def _w(self, rel: str, value: str) -> None:
         p = TRACING / rel
@@ -148,13 +157,14 @@ class BlkTracer:
         for f in self.FILES:
             self.saved[f] = (TRACING / f).read_text().strip().split()[0] if f == "buffer_size_kb" \
                 else (TRACING / f).read_text().strip()
-        self.saved_enable = self._enable.read_text().strip()
+        self.saved_enable = [e.read_text().strip() for e in self._enables]
         try:
             self._w("current_tracer", "nop")
             self._w("buffer_size_kb", str(self.buffer_kb))
             self._w("options/context-info", "0")
             self._w("options/bin", "1")
-            self._enable.write_text("1")
+            for e in self._enables:
+                e.write_text("1")
             self._w("current_tracer", "blk")
             self._w("tracing_on", "1")
         except Exception:
@@ -198,10 +208,11 @@ class BlkTracer:
         return total
 
     def _restore(self) -> None:
-        try:
-            self._enable.write_text(getattr(self, "saved_enable", "0"))
-        except OSError:
-            pass
+        for e, v in zip(self._enables, getattr(self, "saved_enable", ["0"] * len(self._enables))):
+            try:
+                e.write_text(v)
+            except OSError:
+                pass
         for f in ("current_tracer", "options/bin", "options/context-info", "buffer_size_kb", "tracing_on"):
             if f in self.saved:
                 try:
@@ -213,10 +224,11 @@ class BlkTracer:
             self.mounted = False
 
     def __exit__(self, *exc) -> None:
-        try:
-            self._enable.write_text("0")  # no new events; what is buffered still drains
-        except OSError:
-            pass
+        for e in self._enables:
+            try:
+                e.write_text("0")  # no new events; what is buffered still drains
+            except OSError:
+                pass
         self._stop.set()
         if self._thread is not None:
             self._thread.join(30)

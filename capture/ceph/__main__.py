@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from capture.sitting import do_runs
+
 from . import campaign as cp
 from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir
 
@@ -82,37 +84,11 @@ def cmd_run(a) -> int:
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
     try:
         runner.bring_up()
-        for run in todo:
-            if deadline and time.time() > deadline:
-                _log("time budget reached: stopping before the next run (resume later)")
-                break
-            earlier: list[dict] = []  # attempts thrown away, kept in run.json so a redo is visible
-            for attempt in range(1, 4):
-                _log(f"run {run.order} {run.relpath} (attempt {attempt})")
-                try:
-                    info = runner.one(run)
-                except ClusterError as e:
-                    _log(f"  FAILED: {e}")
-                    runner.discard(run)
-                    sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
-                    earlier.append({"attempt": attempt, "status": "failed", "error": str(e)[:500]})
-                    runner.cl.wait_clean(timeout=600)
-                    continue
-                cpu = info["cpu"]
-                if cpu["outside_cpu_frac"] > thr:
-                    _log(f"  disturbed: {cpu['outside_cpu_s']:.1f} CPU s outside the benchmark "
-                         f"({cpu['outside_cpu_frac']:.2f} of a CPU > {thr}); redoing")
-                    runner.discard(run)
-                    sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
-                    earlier.append({"attempt": attempt, "status": "disturbed", "cpu": cpu})
-                    continue
-                info["attempt"] = attempt
-                info["earlier_attempts"] = earlier
-                dest = runner.finish(run, info)
-                sitting["runs"].append({"run": run.relpath, "status": "done", "duration_s": info["duration_s"]})
-                _log(f"  done in {info['duration_s']:.0f} s → {dest}; outside CPU "
-                     f"{cpu['outside_cpu_frac']:.3f}; unfinished: {info['background_unfinished'] or 'none'}")
-                break
+        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log, errors=(ClusterError,),
+                sitting=sitting, after_failure=lambda: runner.cl.wait_clean(timeout=600),
+                summary=lambda info: ({"duration_s": info["duration_s"]},
+                                      f"{info['duration_s']:.0f} s; outside CPU {info['cpu']['outside_cpu_frac']:.3f}; "
+                                      f"unfinished: {info['background_unfinished'] or 'none'}"))
     except KeyboardInterrupt as e:
         _log(f"interrupted ({e}); tearing down")
         rc = 130

@@ -131,7 +131,13 @@ def teardown_workdir(workdir: Path) -> list[int]:
 
 class Cluster:
     def __init__(self, workdir: Path, osds: int, osd_size_bytes: int, osd_memory_target: int,
-                 log: Callable[[str], None] = print) -> None:
+                 log: Callable[[str], None] = print,
+                 devices: list[tuple[str, str | None]] | None = None) -> None:
+        """``devices``: per OSD (block device, DB device or None) — BlueStore on those devices instead
+        of a sparse file in the OSD's directory (``osd_size_bytes`` is then unused)."""
+        if devices is not None and len(devices) != osds:
+            raise ClusterError(f"{osds} OSDs but {len(devices)} device entries")
+        self.devices = devices
         self.dir = Path(workdir).resolve()
         self.n = osds
         self.osd_size = osd_size_bytes
@@ -227,13 +233,24 @@ class Cluster:
             osd_id = int(self.ceph("osd", "new", u).strip())
             (self.dir / "osd" / str(osd_id)).mkdir(parents=True, exist_ok=True)
             subprocess.run(["ceph-osd", "--conf", str(self.conf), "-i", str(osd_id), "--mkfs",
-                            "--osd-uuid", u], check=True, capture_output=True)
+                            "--osd-uuid", u] + self._device_args(osd_id), check=True, capture_output=True)
         for i in range(self.n):
             self.start_osd(i)
         self.wait_osds(self.n, up=True)
         self._wait(lambda: (self.ceph("mgr", "stat", fmt_json=True) or {}).get("available"), 120,
                    "mgr available")
         self.log(f"cluster up in {time.time() - t0:.0f} s (fsid {self.fsid})")
+
+    def _device_args(self, osd_id: int) -> list[str]:
+        """mkfs options that point BlueStore at block devices: it symlinks ``block`` (and ``block.db``)
+        in the OSD's directory to them, and later starts read the symlinks."""
+        if self.devices is None:
+            return []
+        block, db = self.devices[osd_id]
+        out = ["--bluestore_block_path", block, "--bluestore_block_create", "false"]
+        if db:
+            out += ["--bluestore_block_db_path", db, "--bluestore_block_db_create", "false"]
+        return out
 
     def start_osd(self, i: int) -> None:
         self._start(f"osd.{i}", ["ceph-osd", "-f", "-i", str(i)])

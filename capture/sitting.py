@@ -1,0 +1,54 @@
+"""The attempt loop every capture harness shares: do the runs not yet done, redo a failed or disturbed
+run (up to 3 attempts, each thrown-away attempt kept in the kept run's ``earlier_attempts``), stop
+before a run that would start past the deadline, and record the sitting.
+
+A runner provides ``one(run) -> info`` (``info["cpu"]["outside_cpu_frac"]`` is the share of a CPU taken
+by work outside the benchmark), ``finish(run, info) -> Path`` and ``discard(run)``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable
+
+ATTEMPTS = 3
+
+
+def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: float | None,
+            log: Callable[[str], None], errors: tuple[type[BaseException], ...],
+            sitting: dict[str, Any], summary: Callable[[dict[str, Any]], tuple[dict[str, Any], str]],
+            after_failure: Callable[[], None] | None = None) -> None:
+    """``summary(info)`` → (fields for the sitting record, text for the log line) of a kept run;
+    ``after_failure`` runs after a failed attempt (e.g. wait until the cluster is clean again)."""
+    for run in todo:
+        if deadline and time.time() > deadline:
+            log("time budget reached: stopping before the next run (resume later)")
+            break
+        earlier: list[dict[str, Any]] = []
+        for attempt in range(1, ATTEMPTS + 1):
+            log(f"run {run.order} {run.relpath} (attempt {attempt})")
+            try:
+                info = runner.one(run)
+            except errors as e:
+                log(f"  FAILED: {e}")
+                runner.discard(run)
+                sitting["runs"].append({"run": run.relpath, "status": "failed", "error": str(e)[:500]})
+                earlier.append({"attempt": attempt, "status": "failed", "error": str(e)[:500]})
+                if after_failure is not None:
+                    after_failure()
+                continue
+            cpu = info["cpu"]
+            if cpu["outside_cpu_frac"] > threshold:
+                log(f"  disturbed: {cpu['outside_cpu_s']:.1f} CPU s outside the benchmark "
+                    f"({cpu['outside_cpu_frac']:.2f} of a CPU > {threshold}); redoing")
+                runner.discard(run)
+                sitting["runs"].append({"run": run.relpath, "status": "disturbed", "cpu": cpu})
+                earlier.append({"attempt": attempt, "status": "disturbed", "cpu": cpu})
+                continue
+            info["attempt"] = attempt
+            info["earlier_attempts"] = earlier
+            dest = runner.finish(run, info)
+            fields, text = summary(info)
+            sitting["runs"].append({"run": run.relpath, "status": "done", **fields})
+            log(f"  done → {dest}; {text}")
+            break
