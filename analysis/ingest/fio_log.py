@@ -63,30 +63,52 @@ def _log_name(path: Path) -> dict[str, Any]:
             "job_index": int(m["job"]) if m["job"] else None}
 
 
-def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
-    """A fio JSON output in the same folder: the one whose job options name ``prefix``, else the only one."""
-    found: list[tuple[Path, bytes]] = []
+_FOLDER_JSON: dict[tuple, list[Parsed]] = {}  # folder listing (names, sizes, mtimes) → its fio JSONs, parsed
+
+
+def _folder_fio_json(path: Path) -> list[Parsed] | None:
+    """Every fio JSON output beside ``path`` (not ``path`` itself), parsed.  Cached per folder listing,
+    so the logs of one run directory parse their JSON once; a changed file changes the key."""
     try:
         entries = sorted(os.scandir(path.parent), key=lambda e: e.name)
+        listing = tuple((e.name, st.st_size, st.st_mtime_ns) for e in entries if e.is_file()
+                        for st in (e.stat(),))
     except OSError:
-        return None, "no folder listing"
-    for e in entries:
-        if not e.is_file() or e.stat().st_size > 64 << 20 or e.path == str(path):
+        return None
+    key = (str(path.parent), listing)
+    if key in _FOLDER_JSON:
+        return [d for d in _FOLDER_JSON[key] if d.path != str(path)]
+    found: list[Path] = []
+    for name, size, _ in listing:
+        if size > 64 << 20:
             continue
+        fp = path.parent / name
         try:
-            head, _ = read_head(e.path)
+            head, _ = read_head(fp)
         except IngestError:
             continue
         if fio_json.sniff(head):
-            found.append((Path(e.path), head))
-    matches: list[Parsed] = []
+            found.append(fp)
     parsed: list[Parsed] = []
-    for p, _ in found:
+    for fp in found:
         try:
-            doc = fio_json.parse(p, read_all(p))
+            parsed.append(fio_json.parse(fp, read_all(fp)))
         except IngestError:
             continue
-        parsed.append(doc)
+    if len(_FOLDER_JSON) >= 64:
+        _FOLDER_JSON.pop(next(iter(_FOLDER_JSON)))
+    _FOLDER_JSON[key] = parsed
+    return [d for d in parsed if d.path != str(path)]
+
+
+def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
+    """A fio JSON output in the same folder: the one whose job options name ``prefix``, else the only one."""
+    docs = _folder_fio_json(path)
+    if docs is None:
+        return None, "no folder listing"
+    matches: list[Parsed] = []
+    parsed = docs
+    for doc in docs:
         opts = [doc.meta.get("global_options") or {}] + list(doc.meta.get("job_options", {}).values())
         names = {str(o.get(k)) for o in opts for k in
                  ("write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log") if o.get(k)}

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import IngestError, Parsed, categorize, series_frame, summary_frame
+from .base import IngestError, Parsed, series_blocks_frame, summary_frame
 
 KIND = "sysutil"
 _SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*"t"[ \t]*:[ \t]*[0-9.eE+]+[ \t]*,[ \t]*"cpu"[ \t]*:[ \t]*\{')
@@ -90,11 +90,11 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     t0 = float(t[0])
     t_s = t - t0
     source = path.name
-    frames: list[pd.DataFrame] = []
+    blocks: list[tuple[str, str, str, str, np.ndarray]] = []
     means: list[tuple[str, str, str, float, str]] = []
 
     def add(job: str, metric: str, unit: str, values: np.ndarray) -> None:
-        frames.append(series_frame(source, job, "", metric, unit, t_s, values))
+        blocks.append((job, "", metric, unit, values))
         if np.isfinite(values).any():
             means.append((job, "", metric, float(np.nanmean(values)), unit))
 
@@ -130,7 +130,7 @@ def parse(path: str | Path, data: bytes) -> Parsed:
             "cpus": cpus, "devices": devices, "samples": len(t)}
     if partial:
         meta["incomplete"] = ["truncated last line (interrupted capture)"]
-    series = categorize(pd.concat(frames, ignore_index=True)) if frames else None
+    series = series_blocks_frame(source, t_s, blocks) if blocks else None
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(source, means), partial=partial)
     if series is not None:
         out.series = series

@@ -229,53 +229,44 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
-def _with_keys(df: pd.DataFrame, ctx: dict[str, Any], kind: str, rel: str,
-               columns: list[str]) -> pd.DataFrame:
-    n = len(df)
-    df = df.copy()
-    df["source"] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[rel])
-    df.insert(0, "kind", pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[kind]))
-    for k, v in ctx.items():
-        if k == "context_source":
-            continue
-        df[k] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[str(v)]) \
-            if v is not None else pd.Categorical([None] * n)
-    return df
+def _per_file(values: list[Any], fid: np.ndarray) -> pd.Categorical:
+    """A per-file label (None = missing) broadcast to rows: categorical over files, codes taken by
+    each row's file index."""
+    cat = pd.Categorical([None if v is None else str(v) for v in values])
+    cats = pd.Index([str(c) for c in cat.categories], dtype="str")
+    return pd.Categorical.from_codes(cat.codes[fid] if len(fid) else np.zeros(0, np.int8), categories=cats)
 
 
-def _concat(frames: list[pd.DataFrame], base_cols: list[str]) -> pd.DataFrame:
-    """Concatenate per-file tidy frames whose extra key columns may differ (categoricals kept)."""
-    frames = [f for f in frames if len(f)]
+def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
+              base_cols: list[str]) -> pd.DataFrame:
+    """Concatenate per-file tidy frames and attach every file's run keys, vectorised.
+
+    ``frames[j]`` came from file ``fids[j]``; ``contexts[i]`` holds file i's ``kind``, ``source`` (its
+    path under the root) and run keys.  Columns: ``kind``, ``base_cols`` (``source`` = the path),
+    ``KEY_COLUMNS`` (always), then the other keys in order of first appearance; keys are categoricals
+    with ``str`` categories, typed ``string`` when no file has them."""
+    keep = [(f, i) for f, i in zip(frames, fids) if len(f)]
     extra: list[str] = []
-    for f in frames:
-        for c in f.columns:
-            if c not in base_cols and c != "kind" and c not in extra:
-                extra.append(c)
-    keys = [k for k in KEY_COLUMNS if k in extra or True]
-    rest = [c for c in extra if c not in KEY_COLUMNS]
-    cols = ["kind"] + base_cols + keys + rest
-    if not frames:
-        from .base import empty_frame
-        out = empty_frame(base_cols)
-        out.insert(0, "kind", pd.Categorical([]))
-        for c in keys + rest:
-            out[c] = pd.Series([], dtype="string")
-        return out
-    filled = []
-    for f in frames:
-        for c in keys + rest:
-            if c not in f.columns:
-                f[c] = pd.Categorical([None] * len(f))
-        filled.append(f[cols])
-    cat_cols = ["kind"] + [c for c in base_cols if c not in ("value", "t_s")] + keys + rest
-    out = {}
+    seen = set(KEY_COLUMNS) | {"kind", "source", "context_source"}
+    for _, i in keep:
+        for k in contexts[i]:
+            if k not in seen:
+                seen.add(k)
+                extra.append(k)
+    cols = ["kind"] + base_cols + KEY_COLUMNS + extra
+    fid = (np.repeat(np.array([i for _, i in keep], dtype=np.int64), [len(f) for f, _ in keep])
+           if keep else np.zeros(0, dtype=np.int64))
+    out: dict[str, Any] = {}
     for c in cols:
-        if c in cat_cols:
-            out[c] = union_str_categoricals([f[c] for f in filled])
-        else:
-            out[c] = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in filled])
-    df = pd.DataFrame(out)[cols]
-    for c in keys + rest:  # a key no file had: typed as strings, not float NaN
+        if c in ("value", "t_s"):
+            out[c] = (np.concatenate([f[c].to_numpy(dtype=np.float64) for f, _ in keep]) if keep
+                      else np.zeros(0, dtype=np.float64))
+        elif c in base_cols and c != "source":
+            out[c] = union_str_categoricals([f[c] for f, _ in keep])
+        else:  # per file: kind, source, run keys
+            out[c] = _per_file([ctx.get(c) for ctx in contexts], fid)
+    df = pd.DataFrame(out, columns=cols, copy=False)
+    for c in KEY_COLUMNS + extra:  # a key no file had: typed as strings, not float NaN
         if len(df[c].cat.categories) == 0:
             df[c] = df[c].astype("string")
     return df
@@ -298,6 +289,8 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
     file_rows: list[dict[str, Any]] = []
     summaries: list[pd.DataFrame] = []
     series: list[pd.DataFrame] = []
+    fids: list[int] = []  # the parsed file each summary/series frame came from (index into parsed_ctx)
+    parsed_ctx: list[dict[str, Any]] = []
     failed: list[tuple[str, str]] = []
     blk_requests: list[pd.DataFrame] = []
     for p in it:
@@ -334,8 +327,11 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
                     row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                                partial=parsed.partial, status="partial" if parsed.partial else "ok",
                                meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
-                    summaries.append(_with_keys(parsed.summary, ctx, parsed.kind, rel, SUMMARY_COLUMNS))
-                    series.append(_with_keys(parsed.series, ctx, parsed.kind, rel, SERIES_COLUMNS))
+                    fids.append(len(parsed_ctx))
+                    parsed_ctx.append({**{k: v for k, v in ctx.items() if k != "context_source"},
+                                       "kind": parsed.kind, "source": rel})
+                    summaries.append(parsed.summary)
+                    series.append(parsed.series)
                     req = parsed.tables.get("requests")
                     if req is not None and len(req):
                         keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
@@ -366,8 +362,8 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
         for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
             t[c] = t[c].astype("category")
         tables["blk_requests"] = t
-    return IngestResult(files=files, summary=_concat(summaries, SUMMARY_COLUMNS),
-                        series=_concat(series, SERIES_COLUMNS), failed=failed, tables=tables)
+    return IngestResult(files=files, summary=_assemble(summaries, fids, parsed_ctx, SUMMARY_COLUMNS),
+                        series=_assemble(series, fids, parsed_ctx, SERIES_COLUMNS), failed=failed, tables=tables)
 
 
 def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
