@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Block-trace ingest speed: our per-IO table vs blkparse's text rendering vs btt, same trace, one run.
+
+The input is a real capture — by default the largest ``trace*.blktrace.gz`` under ``data/raw/block``
+(binary ``blk_io_trace`` v7 records written by the kernel's ``blk`` ftrace tracer) — replicated to at
+least ``--events`` records: copy k has its record times shifted by k × (the capture's span + 1 ms), so
+the stream stays time-ordered and every copy's requests stay intact.  Steps, each in a fresh process,
+``--repeat`` times round-robin (median wall time and max peak RSS reported):
+
+* **ours**: ``analysis.ingest.blktrace.parse`` → per-request and per-bio tables, Q2C/D2C/Q2D and the
+  summary (what ``analysis.ingest.read`` does for this kind), timed around the call;
+* **blkparse**: ``blkparse -i - -o /dev/null < trace`` (blktrace 1.2: decode, sort and render every
+  event as text — the text that a text-based pipeline would then have to parse);
+* **btt**: ``btt -i dump.bin -o <tmp>`` on the same events dumped by ``blkparse -d`` (btt reads only
+  that format); the dump is made once, untimed.
+
+Correctness in the same run: our completed count equals blkparse's "Reads/Writes Completed" and our
+Q2C/D2C means equal btt's "All Devices" averages within 1 %.  Targets: ours ≥ 2× faster than blkparse,
+and at least as fast as btt.  Exit status 1 only if a correctness check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def largest_trace() -> Path:
+    cands = sorted((ROOT / "data" / "raw" / "block").rglob("trace*.blktrace.gz"), key=lambda p: p.stat().st_size)
+    if not cands:
+        raise SystemExit("no trace*.blktrace.gz under data/raw/block: give --source")
+    return cands[-1]
+
+
+def replicate(src: Path, n_events: int, out: Path) -> dict:
+    from analysis.ingest import blktrace as bt
+    raw = gzip.decompress(src.read_bytes()) if src.suffix == ".gz" else src.read_bytes()
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    order = bt._byte_order(src, raw)
+    starts = bt.record_offsets(src, buf, order)
+    ends = np.append(starts[1:], len(raw))
+    if ends[-1] != len(raw) or starts[0] != 0:
+        raise SystemExit(f"{src}: records do not tile the file")
+    t = np.array([int.from_bytes(raw[s + 8:s + 16], "little" if order == "<" else "big") for s in starts[[0, -1]]])
+    shift = int(t[1] - t[0]) + 1_000_000
+    act = buf[starts[:, None] + 28 + np.arange(4)].copy().view(np.dtype(order + "u4")).ravel()
+    events = int((act & np.uint32(0x400 << 16) == 0).sum())  # notify records (process names, BFQ messages) aside
+    copies = -(-n_events // events)
+    time_at = starts + 8  # the u64 time of every record
+    dt = np.dtype(order + "u8")
+    with open(out, "wb") as f:
+        for k in range(copies):
+            b = bytearray(raw)
+            arr = np.frombuffer(b, dtype=np.uint8)
+            tv = arr[time_at[:, None] + np.arange(8)].copy().view(dt).ravel() + np.uint64(k * shift)
+            arr[time_at[:, None] + np.arange(8)] = tv.astype(dt).view(np.uint8).reshape(-1, 8)
+            f.write(b)
+    return {"source": str(src.relative_to(ROOT)) if src.is_relative_to(ROOT) else str(src),
+            "source_records": int(len(starts)), "source_events": events, "source_bytes": len(raw), "copies": copies,
+            "events": copies * events,
+            "records": int(copies * len(starts)), "bytes": out.stat().st_size, "shift_ns": shift}
+
+
+# ---------------------------------------------------------------------------------------------- workers
+def worker(step: str, path: str, res_path: str) -> None:
+    res: dict = {}
+    if step == "ours":
+        from analysis.ingest import blktrace as bt
+        data = Path(path).read_bytes()
+        res["rss_start_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.perf_counter()
+        parsed = bt.parse(Path(path), data)
+        res["call_s"] = time.perf_counter() - t0
+        res["rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        s, bios = parsed.summary, parsed.tables["bios"]
+        res["completed"] = float(len(parsed.tables["requests"]))  # one row per C event
+        res.update({f"{k}_mean": float(bios[f"{k}_ns"].mean()) for k in ("q2c", "d2c", "q2d")})  # per bio, as btt
+        res["events"] = float(s[(s["metric"] == "events") & (s["job"] != "all")]["value"].sum())
+        res["requests_rows"] = int(len(parsed.tables["requests"]))
+    Path(res_path).write_text(json.dumps(res))
+
+
+def timed_child(argv: list[str], cwd: Path, stdin: Path | None = None, stdout: Path | None = None) -> dict:
+    """Run argv (stdout to a file or discarded), return wall time, CPU and peak RSS (from wait4)."""
+    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    fout = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=fout, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    for f in (fin, fout):
+        if f is not subprocess.DEVNULL:
+            f.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv[:3])} failed: {err.decode()[-400:]}")
+    return {"process_s": wall, "rss_kb": ru.ru_maxrss, "cpu_s": ru.ru_utime + ru.ru_stime}
+
+
+def blkparse_completed(text_file: Path) -> int:
+    """Reads + Writes Completed over the devices of blkparse's summary (the text after its events)."""
+    from analysis.ingest import blkparse as bp
+    with open(text_file, "rb") as f:
+        f.seek(max(0, text_file.stat().st_size - (1 << 20)))
+        tail = f.read()
+    at = tail.find(b"\nCPU")
+    parsed = bp.parse(Path("blkparse-summary.txt"), tail[at + 1:])
+    s = parsed.summary
+    return int(s[(s["metric"] == "completed") & s["ddir"].isin(["read", "write"])]["value"].sum())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--events", type=int, default=3_000_000, help="records after replication (default 3M)")
+    ap.add_argument("--source", type=Path, default=None, help="a binary trace (.gz ok); default: largest shipped")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--workdir", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None, help="also write the tables as Markdown here")
+    ap.add_argument("--worker", nargs=3, metavar=("STEP", "PATH", "RESULT"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        worker(*a.worker)
+        return 0
+    for tool in ("blkparse", "btt"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} not found: `make tools` installs Debian's blktrace package (as root)")
+    work = a.workdir or Path(tempfile.mkdtemp(prefix="bench-blktrace-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        trace = work / "trace.bin"
+        t0 = time.time()
+        info = replicate(a.source or largest_trace(), a.events, trace)
+        print(f"input: {info['source']} ({info['source_records']:,} records, {info['source_events']:,} events) × "
+              f"{info['copies']} = {info['records']:,} records ({info['events']:,} events), {info['bytes'] / 2**20:.1f} MiB ({time.time() - t0:.1f} s to build)")
+        dump = work / "dump.bin"
+        timed_child(["blkparse", "-i", "-", "-d", str(dump)], work, stdin=trace, stdout=work / "blkparse.txt")
+        trace.read_bytes(), dump.read_bytes()  # page cache warm for every step alike
+        steps = {
+            "ours: analysis.ingest.blktrace.parse": [sys.executable, __file__, "--worker", "ours", str(trace)],
+            "blkparse -i - -o /dev/null": ["blkparse", "-i", "-", "-o", "/dev/null"],
+            "btt -i dump.bin": ["btt", "-i", str(dump)],
+            "blkparse -i - -O -d dump.bin (btt's input)": ["blkparse", "-i", "-", "-O", "-d", str(work / "dump2.bin")],
+        }
+        results: dict[str, list[dict]] = {k: [] for k in steps}
+        for rep in range(a.repeat):
+            for name, cmd in steps.items():
+                if name.startswith("ours"):
+                    resf = work / f"ours-{rep}.json"
+                    r = timed_child(cmd + [str(resf)], work)
+                    r.update(json.loads(resf.read_text()))
+                elif name.startswith("blkparse"):  # both blkparse steps read the stream on stdin
+                    r = timed_child(cmd, work, stdin=trace)
+                else:
+                    r = timed_child(cmd, work, stdout=work / "btt.txt")
+                results[name].append(r)
+        ours = results["ours: analysis.ingest.blktrace.parse"]
+        # correctness, same run
+        from analysis.ingest import btt as bttmod
+        bt_sum = bttmod.parse(work / "btt.txt", (work / "btt.txt").read_bytes()).summary
+        bt_all = bt_sum[bt_sum["job"] == "all"].set_index("metric")["value"]
+        n_bp = blkparse_completed(work / "blkparse.txt")
+        checks = [("completed == blkparse's Reads+Writes Completed", ours[0]["completed"], n_bp,
+                   ours[0]["completed"] == n_bp)]
+        for m in ("q2c_mean", "d2c_mean"):
+            key = m.split("_")[0].upper()
+            ref = float(bt_all[m]) if m in bt_all.index else None
+            ok = ref is not None and abs(ours[0][m] - ref) <= 0.01 * ref
+            checks.append((f"{key} mean within 1 % of btt's", ours[0][m], ref, ok))
+
+        def med(name, key):
+            return statistics.median(r[key] for r in results[name])
+        lines = ["| step | process s (median of %d) | min–max | CPU s | peak RSS MiB |" % a.repeat,
+                 "|---|---:|---:|---:|---:|"]
+        for name in steps:
+            rs = results[name]
+            lines.append(f"| {name} | {med(name, 'process_s'):.3f} | {min(r['process_s'] for r in rs):.3f}–"
+                         f"{max(r['process_s'] for r in rs):.3f} | {med(name, 'cpu_s'):.3f} | "
+                         f"{max(r['rss_kb'] for r in rs) / 1024:.0f} |")
+        o = med("ours: analysis.ingest.blktrace.parse", "process_s")
+        oc = statistics.median(r["call_s"] for r in ours)
+        bpt, btt_t = med("blkparse -i - -o /dev/null", "process_s"), med("btt -i dump.bin", "process_s")
+        pipe = btt_t + med("blkparse -i - -O -d dump.bin (btt's input)", "process_s")
+        lines += ["", "| comparison | target | ratio (process time) | verdict |", "|---|---|---:|---|",
+                  f"| ours vs blkparse text rendering | ≥ 2× faster | {bpt / o:.2f}× faster | "
+                  f"{'PASS' if bpt / o >= 2 else 'MISS'} |",
+                  f"| ours vs btt (Q2C/D2C) | at least as fast | {btt_t / o:.2f}× faster | "
+                  f"{'PASS' if btt_t / o >= 1 else 'MISS'} |",
+                  f"| ours vs btt's pipeline from the raw stream (blkparse -O -d, then btt) | (information) | "
+                  f"{pipe / o:.2f}× faster | |",
+                  "", f"ours, the parse call alone (after interpreter start and imports): {oc:.3f} s median; "
+                  f"{ours[0]['requests_rows']:,} requests; {int(ours[0]['events']):,} events counted.",
+                  "", "| correctness check | ours | reference | ok |", "|---|---:|---:|---|"]
+        lines += [f"| {c} | {x:,.1f} | {y if y is None else f'{y:,.1f}'} | {'yes' if ok else 'NO'} |"
+                  for c, x, y, ok in checks]
+        hdr = (f"Input: {info['records']:,} records, {info['events']:,} of them events (not notify records), "
+               f"{info['bytes'] / 2**20:.1f} MiB = {info['copies']} copies of "
+               f"{info['source']} ({info['source_records']:,} records). Machine: nproc {os.cpu_count()}, "
+               f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load {open('/proc/loadavg').read().split()[:3]}.")
+        text = hdr + "\n\n" + "\n".join(lines) + "\n"
+        print(text)
+        if a.out:
+            a.out.write_text(text)
+        return 0 if all(c[3] for c in checks) else 1
+    finally:
+        if a.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
