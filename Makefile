@@ -16,11 +16,11 @@ all: report
 	.venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt
 	echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
 	$(MAKE) --no-print-directory cc
-	.venv/bin/python -c "from analysis.ingest import _native; print('built', _native.load('_cscan')._name)"
+	.venv/bin/python -c "from analysis.ingest import _native; print('built', *(_native.load(n)._name for n in ('_cscan', '_blkscan')))"
 	touch $@
 venv: .venv/.installed
 
-# A C compiler builds the log scanner (analysis/ingest/_cscan.c) once; installed when missing and root.
+# A C compiler builds the log scanner and block-record walker (analysis/ingest/_cscan.c, _blkscan.c) once; installed when missing and root.
 cc:
 	@command -v cc >/dev/null || command -v gcc >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
