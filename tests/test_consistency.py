@@ -150,3 +150,66 @@ def test_as_rounds_joins_test_columns():
                        "value": [5, 6], "t_s": [0.0, 0.0]})
     out = c.as_rounds(df, ["scheduler", "metric"], "repeat")
     assert out["test"].tolist() == ["bfq/iops"] * 2 and out["round"].tolist() == ["1", "2"]
+
+
+def test_batch_means_drop_the_partial_batch_and_average_time():
+    b = c.batch_means(rounds("t", {"R0": BASE, "R1": BASE[:7]}), batch=3)
+    r0 = b[b["round"] == "R0"]
+    assert r0["value"].tolist() == [2.0, 5.0, 8.0] and r0["t_s"].tolist() == [1.0, 4.0, 7.0]  # 10th sample dropped
+    assert b[b["round"] == "R1"]["value"].tolist() == [2.0, 5.0]
+
+
+def test_autocorrelation_lag1_and_effective_n():
+    # alternating ±1: acf lag 1 = sum(x_t x_{t+1}) / sum(x_t²) = -9/10 → n_eff = n (negative r1 keeps n)
+    # a ramp 1..10: acf lag 1 = sum((x_t-5.5)(x_{t+1}-5.5)) / 82.5 = 57.75 / 82.5 = 0.7
+    a = c.autocorrelation(rounds("t", {"alt": [1.0, -1.0] * 5, "ramp": BASE, "flat": [2.0] * 4})).set_index("round")
+    assert a.loc["alt", "r1"] == pytest.approx(-0.9) and a.loc["alt", "n_eff"] == 10
+    assert a.loc["ramp", "r1"] == pytest.approx(0.7) and a.loc["ramp", "n_eff"] == pytest.approx(10 * 0.3 / 1.7)
+    assert math.isnan(a.loc["flat", "r1"]) and math.isnan(a.loc["flat", "n_eff"])
+
+
+def test_overview_rows_agree_with_the_single_methods():
+    data = pd.concat([rounds("same", {f"R{i}": BASE for i in range(3)}),
+                      rounds("shift", {"R0": [v + 99 for v in BASE], "R1": [v + 99 for v in BASE],
+                                       "R2": [v + 139 for v in BASE]})])
+    o = c.overview(data, bands=(0.1, 0.2), rel_diff=0.1)
+    assert o.loc["same", "hyp_result"] == 1 and o.loc["shift", "hyp_result"] == 0
+    # shift: round means 104.5, 104.5, 144.5 → mean 117.833, diffs -0.1132, -0.1132, +0.2263
+    assert o.loc["shift", "max_abs_diff"] == pytest.approx(144.5 / (353.5 / 3) - 1)
+    assert o.loc["shift", "within_±0.2"] == pytest.approx(2 / 3) and o.loc["shift", "within_±0.1"] == 0
+    assert o.loc["same", "range_result"] == 1 and o.loc["shift", "range_result"] == 0
+    assert o.loc["same", "avg_result"] == -1  # all round means equal: Shapiro cannot run
+    assert o.loc["same", "n_median"] == 10 and o.loc["same", "r1_median"] == pytest.approx(0.7)
+    assert o.loc["shift", "cv"] == pytest.approx(np.std([104.5, 104.5, 144.5], ddof=1) / (353.5 / 3))
+    shares = c.verdict_shares(o)
+    assert shares.loc["hypothesis", "consistent"] == 0.5 and shares.loc["average only", "invalid"] == 0.5
+    # means only (e.g. fio's own per-run bw): no hypothesis columns
+    m = c.overview(means=c.round_means(data))
+    assert "hyp_result" not in m and "hypothesis" not in c.verdict_shares(m).index
+    with pytest.raises(ValueError):
+        c.overview()
+
+
+def test_round_effect_finds_a_round_low_in_every_test():
+    # 4 tests × 3 rounds, R0 lowest everywhere, R1/R2 alternate: ranks per test (1,2,3) or (1,3,2);
+    # rank sums 4, 10, 10 → Friedman chi² = 12/(n k (k+1)) Σ R² − 3 n (k+1) = 12/48·216 − 48 = 6
+    means = pd.DataFrame({f"t{j}": [1.0, 2.0 + (j % 2), 3.0 - (j % 2)] for j in range(4)}, index=["R0", "R1", "R2"])
+    means["extra"] = [1.0, np.nan, 2.0]  # incomplete test: left out
+    e = c.round_effect(means)
+    assert e.n_tests == 4 and e.chi2 == pytest.approx(6.0) and e.kendall_w == pytest.approx(6 / (4 * 2))
+    assert e.p == pytest.approx(math.exp(-3.0))  # chi² with 2 d.f.: p = exp(-x/2)
+    assert e.per_round.loc["R0", "lowest_share"] == 1 and e.per_round.loc["R0", "highest_share"] == 0
+    two = c.round_effect(means.iloc[:2])
+    assert math.isnan(two.chi2) and "need 2 tests and 3 rounds" in two.reason
+
+
+def test_order_trend_sees_a_drift_across_tests():
+    # two tests at different levels, both rising by 10 % per run in execution order
+    v = pd.DataFrame({"test": ["a"] * 3 + ["b"] * 3, "value": [100, 110, 120, 1000, 1100, 1200],
+                      "order": [0, 2, 4, 1, 3, 5]})
+    t = c.order_trend(v)
+    # deviations -1/11, 0, +1/11 in both tests (tied ranks 1.5, 3.5, 5.5) against order ranks 1,3,5 / 2,4,6:
+    # Pearson on ranks = Σ dx·dy / √(Σdx² Σdy²) = 16 / √(17.5 · 16)
+    assert t["n"] == 6 and t["rho"] == pytest.approx(16 / math.sqrt(17.5 * 16))
+    flat = c.order_trend(v.assign(value=[100, 100, 100, 1000, 1000, 1000]))
+    assert math.isnan(flat["rho"])

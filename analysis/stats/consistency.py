@@ -31,6 +31,7 @@ from scipy import stats
 from statsmodels.stats.multicomp import MultiComparison, pairwise_tukeyhsd
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower
+from statsmodels.tsa.stattools import acf
 
 KEYS = ["test", "round"]
 ALPHA = 0.05
@@ -125,6 +126,34 @@ def steady_samples(data: pd.DataFrame, windows: pd.DataFrame) -> pd.DataFrame:
     w = data[KEYS].merge(windows[KEYS + ["start", "stop"]], on=KEYS, how="left")
     keep = (pos.to_numpy() >= w["start"].to_numpy()) & (pos.to_numpy() < w["stop"].to_numpy())
     return data[keep].reset_index(drop=True)
+
+
+def batch_means(data: pd.DataFrame, batch: int = 5) -> pd.DataFrame:
+    """Non-overlapping means of ``batch`` consecutive samples per round (a trailing partial batch is
+    dropped); ``t_s`` becomes the batch's mean time.  The batch-means method: per-second samples of one
+    run are autocorrelated, their batch means much less so, so tests on them are closer to honest."""
+    pos = _groups(data).cumcount()
+    n = _groups(data)["value"].transform("size")
+    keep = pos < (n // batch) * batch
+    d = data[keep.to_numpy()].assign(batch=(pos[keep] // batch).to_numpy())
+    agg = {"value": ("value", "mean")} | ({"t_s": ("t_s", "mean")} if "t_s" in d else {})
+    return (d.groupby(KEYS + ["batch"], sort=False, observed=True).agg(**agg)
+            .reset_index().drop(columns="batch"))
+
+
+def autocorrelation(data: pd.DataFrame) -> pd.DataFrame:
+    """Lag-1 autocorrelation per round (``statsmodels.tsa.stattools.acf``) and the effective sample size
+    ``n_eff = n (1 - r1) / (1 + r1)`` (AR(1) approximation, clipped to [1, n]; n when r1 <= 0).
+    Columns ``test, round, n, r1, n_eff``; rounds with fewer than 3 samples or constant values get NaN."""
+    rows = []
+    for (test, rnd), g in _groups(data):
+        x = g["value"].to_numpy(float)
+        r1 = np.nan
+        if len(x) >= 3 and np.ptp(x) > 0:
+            r1 = float(acf(x, nlags=1, fft=False)[1])
+        n_eff = np.nan if np.isnan(r1) else (len(x) if r1 <= 0 else float(np.clip(len(x) * (1 - r1) / (1 + r1), 1, len(x))))
+        rows.append({"test": test, "round": rnd, "n": len(x), "r1": r1, "n_eff": n_eff})
+    return pd.DataFrame(rows, columns=["test", "round", "n", "r1", "n_eff"])
 
 
 # --- normality ------------------------------------------------------------------------------------
@@ -458,3 +487,114 @@ def repeats_needed(cv: float, rel_diffs: Sequence[float], alpha: float = ALPHA, 
             r, _ = _quiet(solver.solve_power, effect_size=abs(e), alpha=alpha, power=power, ratio=1.0)
             n.append(float(np.ceil(r)) if r is not None and np.isfinite(r) else np.nan)
     return pd.DataFrame({"rel_diff": rel, "effect_size": d, "n_per_arm": n})
+
+
+# --- many tests at once ---------------------------------------------------------------------------
+
+def overview(data: pd.DataFrame | None = None, means: pd.DataFrame | None = None, alpha: float = ALPHA,
+             bands: Sequence[float] = (0.1, 0.2), cv_max: float = 0.1, rel_diff: float = 0.1,
+             power: float = 0.8, min_n: int = MIN_N) -> pd.DataFrame:
+    """All three methods, one row per test, for campaigns with many tests.
+
+    ``data``: steady-state samples (``test, round, value``); ``means``: round × test means (default
+    :func:`round_means` of ``data``; pass the tool's own per-run summary, e.g. fio's bw, when the
+    windowed series is too short).  Columns: ``rounds``; with ``data``: ``n_median`` (samples per round),
+    ``r1_median`` (lag-1 autocorrelation, :func:`autocorrelation`), ``F_result, H_result, T_result,
+    hyp_result`` (:func:`hypothesis_results`; ``hyp_result`` is the recommended test's code); then
+    ``cv`` (ddof 1), ``avg_result`` (:func:`average_only`), ``within_±b`` (share of rounds within each
+    band, :func:`range_tolerance`), ``max_abs_diff``, ``range_result`` (1 if every round lies within the
+    tightest band, -1 with fewer than 2 rounds) and ``n_for_<rel_diff>`` (:func:`repeats_needed`).
+    """
+    if means is None:
+        if data is None:
+            raise ValueError("overview needs data (samples) or means (round x test)")
+        means = round_means(data)
+    out = pd.DataFrame(index=pd.Index(means.columns, name="test"))
+    out["rounds"] = means.notna().sum()
+    if data is not None:
+        ac = autocorrelation(data)
+        out["n_median"] = ac.groupby("test", sort=False)["n"].median()
+        out["r1_median"] = ac.groupby("test", sort=False)["r1"].median()
+        h = hypothesis_results(data, alpha, min_n)
+        out = out.join(h[["F_result", "H_result", "T_result", "result"]].rename(columns={"result": "hyp_result"}))
+    ao = average_only(means, alpha, cv_max)
+    out["cv"] = ao["cv"]
+    out["avg_result"] = ao["result"]
+    rt = range_tolerance(means, bands)
+    for b in bands:
+        out[f"within_{_band_label(b)}"] = rt.within.loc[_band_label(b)]
+    diff = means / means.mean() - 1
+    out["max_abs_diff"] = diff.abs().max()
+    tight = _band_label(min(bands))
+    out["range_result"] = np.where(out["rounds"] < 2, -1, (rt.within.loc[tight] >= 1).astype(int))
+    out[f"n_for_{rel_diff:g}"] = [repeats_needed(cv, [rel_diff], alpha, power)["n_per_arm"].iloc[0]
+                                  for cv in out["cv"]]
+    return out
+
+
+RESULT_COLUMNS = {"hyp_result": "hypothesis", "avg_result": "average only", "range_result": "range tolerance"}
+
+
+def verdict_shares(table: pd.DataFrame) -> pd.DataFrame:
+    """Share of tests coded 1 (consistent), 0 (not) and -1 (invalid) by each method of an
+    :func:`overview` table; rows are the methods present, columns ``consistent, not, invalid, tests``."""
+    rows = {}
+    for col, name in RESULT_COLUMNS.items():
+        if col in table:
+            c = table[col].value_counts(normalize=True)
+            rows[name] = {"consistent": c.get(1, 0.0), "not": c.get(0, 0.0), "invalid": c.get(-1, 0.0),
+                          "tests": len(table)}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+# --- rounds as a factor: is one repeat systematically off? ----------------------------------------
+
+@dataclass
+class RoundEffect:
+    per_round: pd.DataFrame  # per round: median / mean diff ratio over tests, share of tests where it is lowest / highest
+    chi2: float              # Friedman chi-square (blocks = tests with every round, treatments = rounds)
+    p: float
+    kendall_w: float         # chi2 / (n_tests (k - 1)): 0 no common ordering of rounds, 1 the same in every test
+    n_tests: int
+    reason: str
+
+
+def round_effect(means: pd.DataFrame) -> RoundEffect:
+    """Are the rounds exchangeable?  Across many tests (round × test means), the Friedman test
+    (``scipy.stats.friedmanchisquare``) asks whether some round is consistently higher or lower than the
+    others, e.g. when all repeat-1 runs came first in the campaign and the system drifted.  Only tests
+    with a value in every round are used, after dropping rounds that fewer than half of the tests have
+    (extra repeats of a few tests); fewer than 2 such tests or 3 rounds: NaN, with a reason.
+    ``per_round`` reports diff ratios (round mean / test mean − 1) over those tests."""
+    common = means[means.notna().sum(axis=1) >= means.shape[1] / 2]
+    complete = common.dropna(axis=1, how="any")
+    k, n = complete.shape
+    diff = complete / complete.mean() - 1
+    ranks = complete.rank(axis=0)
+    per = pd.DataFrame({"diff_median": diff.median(axis=1), "diff_mean": diff.mean(axis=1),
+                        "lowest_share": (ranks == 1).mean(axis=1), "highest_share": (ranks == k).mean(axis=1)})
+    chi2 = p = w = np.nan
+    reason = ""
+    if k < 3 or n < 2:
+        reason = f"{n} complete test(s) over {k} round(s); need 2 tests and 3 rounds"
+    else:
+        res, reason = _quiet(stats.friedmanchisquare, *complete.to_numpy(float))
+        if res is not None:
+            chi2, p = float(res.statistic), float(res.pvalue)
+            w = chi2 / (n * (k - 1))
+    return RoundEffect(per.rename_axis("round"), chi2, p, w, n, reason)
+
+
+def order_trend(values: pd.DataFrame, order: str = "order") -> pd.Series:
+    """Spearman rank correlation between execution order and each run's deviation from its test's mean
+    (``values``: one row per run with ``test``, ``value`` and ``order``, e.g. the capture's plan order or
+    start time).  A drift of the whole system over a campaign shows as rho far from 0.
+    Returns ``rho, p, n``; fewer than 3 runs: NaN."""
+    v = values.dropna(subset=["value", order])
+    dev = v["value"] / v.groupby("test", observed=True)["value"].transform("mean") - 1
+    rho = p = np.nan
+    if len(v) >= 3:
+        res, _ = _quiet(stats.spearmanr, v[order].to_numpy(float), dev.to_numpy(float))
+        if res is not None:
+            rho, p = float(res.statistic), float(res.pvalue)
+    return pd.Series({"rho": rho, "p": p, "n": len(v)})

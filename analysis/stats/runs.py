@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
@@ -33,3 +34,39 @@ def measured_rounds(series: pd.DataFrame, metric: str, test: tuple[str, ...] = (
     '/', ``round`` = the repeat; rows without those keys are dropped."""
     s = series[(series["metric"] == metric) & (series["ddir"] == ddir)].dropna(subset=[*test, round])
     return as_rounds(s, list(test), round)
+
+
+def run_values(summary: pd.DataFrame, campaign: str, kind: str, metric: str, test: Sequence[str],
+               ddir: str | Sequence[str] | None = None) -> pd.DataFrame:
+    """One value per run from the tool's own summary (e.g. fio-json ``bw``, rados-bench ``bw`` in B/s):
+    ``test`` (the ``test`` keys joined by '/'), ``round`` (the repeat, int), ``value`` (summed over the
+    run's jobs of that direction) and ``order``, the run's place in the campaign: its start time in
+    seconds since the epoch (run.json ``started``) where recorded, else the capture's ``plan_order``.
+    A direction that is zero in every run of a test (fio's unused read/write side) is dropped; a test
+    left with two directions raises ValueError unless ``ddir`` is one of the ``test`` keys."""
+    s = summary[(summary["campaign"].astype(str) == campaign) & (summary["kind"].astype(str) == kind)
+                & (summary["metric"].astype(str) == metric)]
+    if ddir is not None:
+        s = s[s["ddir"].astype(str).isin([ddir] if isinstance(ddir, str) else list(ddir))]
+    started = pd.to_datetime(s["started"].astype(str), utc=True, errors="coerce", format="%Y-%m-%dT%H:%M:%S%z") \
+        if "started" in s else pd.Series(pd.NaT, index=s.index)
+    order = (started - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+    if "plan_order" in s:
+        order = order.fillna(pd.to_numeric(s["plan_order"].astype(str), errors="coerce"))
+    v = pd.DataFrame({"test": s[list(test)].astype(str).agg("/".join, axis=1), "ddir": s["ddir"].astype(str),
+                      "round": pd.to_numeric(s["repeat"].astype(str)).astype("int64"),
+                      "value": s["value"].astype(float), "order": order})
+    keys = ["test", "ddir", "round"]
+    out = v.groupby(keys, sort=True).agg(value=("value", "sum"), order=("order", "min")).reset_index()
+    # fio reports every direction of a job; a direction that is zero in every run of a test was not run
+    out = out[out.groupby(["test", "ddir"])["value"].transform("max") > 0]
+    if out.groupby("test")["ddir"].nunique().max() > 1 and "ddir" not in test:
+        raise ValueError(f"{campaign} {kind} {metric}: a test has several directions; "
+                         "pass ddir or include 'ddir' in test")
+    return out.drop(columns="ddir").reset_index(drop=True)
+
+
+def means_table(values: pd.DataFrame) -> pd.DataFrame:
+    """Round × test table of :func:`run_values` (the chapter's summary layout)."""
+    return (values.pivot(index="round", columns="test", values="value")
+            .rename_axis(index=None, columns=None))
