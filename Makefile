@@ -46,8 +46,8 @@ manifest: .venv/.installed
 
 # --- report: notebooks executed by papermill, rendered to HTML ---------------------------------------
 # Each notebook is executed with the same two parameters; a notebook in REPORT_NB becomes
-# reports/<name>.html (code hidden).  Notebook 10 runs under nbval in `make test` (issue 8 adds it here).
-REPORT_NB := 00-ingest 32-qos-campaign
+# reports/<name>.html (code hidden).
+REPORT_NB := 00-ingest 10-consistency 32-qos-campaign
 reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
 	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -k python3 --cwd notebooks

@@ -213,3 +213,40 @@ def test_order_trend_sees_a_drift_across_tests():
     assert t["n"] == 6 and t["rho"] == pytest.approx(16 / math.sqrt(17.5 * 16))
     flat = c.order_trend(v.assign(value=[100, 100, 100, 1000, 1000, 1000]))
     assert math.isnan(flat["rho"])
+
+
+def test_blocked_anova_removes_a_common_block_shift():
+    # 3 configurations × 3 blocks; block k adds 10·k to every configuration (a drift), configuration
+    # effects 0, 1, 2, plus a small residual pattern e that sums to 0 over every row and column
+    e = np.array([[0.1, -0.1, 0.0], [-0.1, 0.0, 0.1], [0.0, 0.1, -0.1]])
+    y = np.array([[g + 10 * b for b in range(3)] for g in range(3)]) + e
+    v = pd.DataFrame([(f"g{g}", b, y[g, b]) for g in range(3) for b in range(3)], columns=["group", "round", "value"])
+    t = c.blocked_anova(v)
+    grand = y.mean()
+    ss_g = 3 * ((y.mean(axis=1) - grand) ** 2).sum()   # 3 · (1 + 0 + 1) = 6
+    ss_b = 3 * ((y.mean(axis=0) - grand) ** 2).sum()   # 3 · (100 + 0 + 100) = 600
+    ss_e = (e ** 2).sum()                               # residual = e, row/column means of e are 0
+    assert t.loc["group", "sum_sq"] == pytest.approx(ss_g) and t.loc["block", "sum_sq"] == pytest.approx(ss_b)
+    assert t.loc["residual", "sum_sq"] == pytest.approx(ss_e) and t.loc["residual", "df"] == 4
+    assert t.loc["group", "F"] == pytest.approx((ss_g / 2) / (ss_e / 4))
+    assert t.loc["group", "p"] < 1e-4
+    # one-way: the block shift lands in the residual and the configurations look alike
+    assert t.loc["residual (one-way)", "sum_sq"] == pytest.approx(ss_b + ss_e)
+    assert t.loc["group (one-way)", "p"] > 0.9
+    short = c.blocked_anova(v[v["round"] == 0])
+    assert short.index[0].startswith("reason: 3 groups, 1 blocks")
+
+
+def test_order_drift_figure_one_panel_per_campaign():
+    import matplotlib
+    matplotlib.use("Agg")
+    from analysis.figures import consistency as figs
+    v = pd.DataFrame({"test": ["a"] * 3 + ["b"] * 3, "round": [1, 2, 3] * 2, "value": [90, 100, 110, 900, 1000, 1100],
+                      "order": [0, 2, 4, 1, 3, 5]})
+    fig = figs.order_drift({"one": v, "two": v.assign(order=np.nan)})
+    assert fig.get_label() == figs.ORDER_DRIFT
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["one", "two"]
+    pts = panels[0].collections[0].get_offsets()
+    assert np.allclose(pts[:, 0], range(6)) and np.allclose(pts[:, 1], [-10, -10, 0, 0, 10, 10])  # % of test mean
+    assert len(panels[1].collections[0].get_offsets()) == 0  # no order: nothing placed

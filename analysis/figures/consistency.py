@@ -10,6 +10,7 @@ import seaborn as sns
 ROUND_DISTRIBUTIONS = "consistency-round-distributions"
 DIFF_RATIO_HEATMAP = "consistency-diff-ratio-heatmap"
 REPEATS_NEEDED = "consistency-repeats-needed"
+ORDER_DRIFT = "consistency-order-drift"
 
 
 def round_distributions(data: pd.DataFrame, value_label: str, scale: float = 1.0,
@@ -60,6 +61,26 @@ def repeats_needed_curve(curves: pd.DataFrame, power: float, alpha: float,
            title=f"repeats needed (two-sided t-test, α = {alpha:g}, power = {power:g})")
     ax.legend(fontsize="small", ncol=2)
     ax.grid(True, which="both", alpha=0.3)
+    fig.set_label(fig_id)
+    fig.tight_layout()
+    return fig
+
+
+def order_drift(values: dict[str, pd.DataFrame], fig_id: str = ORDER_DRIFT) -> plt.Figure:
+    """Each run's deviation from its test's mean (run value / test mean − 1) against its place in the
+    campaign, one panel per campaign; ``values`` maps a panel title to :func:`analysis.stats.runs.run_values`
+    output (``test, round, value, order``).  Points are coloured by round (repeat); the line is the
+    rolling median over 25 runs."""
+    fig, axes = plt.subplots(1, len(values), figsize=(4.6 * len(values), 3.6), squeeze=False)
+    for ax, (title, v) in zip(axes[0], values.items()):
+        v = v.dropna(subset=["order"]).sort_values("order")
+        dev = v["value"] / v.groupby("test")["value"].transform("mean") - 1
+        pos = np.arange(len(v))
+        sc = ax.scatter(pos, 100 * dev, c=v["round"], cmap="viridis", s=6, alpha=0.7)
+        ax.plot(pos, 100 * dev.rolling(25, center=True, min_periods=5).median(), color="k", lw=1.2)
+        ax.axhline(0, color="0.5", lw=0.8)
+        ax.set(title=title, xlabel="run, in execution order", ylabel="deviation from test mean (%)")
+        fig.colorbar(sc, ax=ax, label="round (repeat)")
     fig.set_label(fig_id)
     fig.tight_layout()
     return fig

@@ -598,3 +598,30 @@ def order_trend(values: pd.DataFrame, order: str = "order") -> pd.Series:
         if res is not None:
             rho, p = float(res.statistic), float(res.pvalue)
     return pd.Series({"rho": rho, "p": p, "n": len(v)})
+
+
+def blocked_anova(values: pd.DataFrame, group: str = "group", block: str = "round") -> pd.DataFrame:
+    """Do configurations differ once each repeat block's shift is taken out?  Two-way ANOVA without
+    interaction, ``value ~ C(group) + C(block)`` (statsmodels OLS, type-II sums of squares), next to the
+    one-way ANOVA on ``group`` alone.  Use it when rounds are not exchangeable (:func:`round_effect`):
+    a drift common to all configurations inflates the one-way residual and hides real differences.
+
+    ``values``: one row per run with ``group``, ``block`` and ``value`` (e.g. arm, repeat, mean IOPS).
+    Returns rows ``group``, ``block``, ``residual`` (two-way) and ``group (one-way)``, ``residual
+    (one-way)`` with ``df, sum_sq, F, p``.  Fewer than 2 groups or 2 blocks, or no residual degrees of
+    freedom: a single row ``reason``.
+    """
+    from statsmodels.formula.api import ols
+    from statsmodels.stats.anova import anova_lm
+
+    d = pd.DataFrame({"g": values[group].astype(str), "b": values[block].astype(str),
+                      "y": values["value"].astype(float)}).dropna()
+    ng, nb = d["g"].nunique(), d["b"].nunique()
+    if ng < 2 or nb < 2 or len(d) - ng - nb + 1 < 1:
+        return pd.DataFrame({"df": [np.nan], "sum_sq": [np.nan], "F": [np.nan], "p": [np.nan]},
+                            index=[f"reason: {ng} groups, {nb} blocks, {len(d)} runs; need 2, 2 and a residual"])
+    two = anova_lm(ols("y ~ C(g) + C(b)", d).fit(), typ=2)
+    one = anova_lm(ols("y ~ C(g)", d).fit(), typ=2)
+    out = pd.concat([two.set_axis(["group", "block", "residual"]),
+                     one.set_axis(["group (one-way)", "residual (one-way)"])])
+    return out.rename(columns={"PR(>F)": "p"})[["df", "sum_sq", "F", "p"]]

@@ -28,11 +28,24 @@ def load_summary(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFram
     return _load("summary", data_dir, processed_dir)
 
 
-def measured_rounds(series: pd.DataFrame, metric: str, test: tuple[str, ...] = ("scheduler",),
-                    round: str = "repeat", ddir: str = "read") -> pd.DataFrame:
+def measured_rounds(series: pd.DataFrame, metric: str, test: Sequence[str] = ("scheduler",),
+                    round: str = "repeat", ddir: str | None = "read", campaign: str | None = None,
+                    kind: str | None = None, t_min: float | None = None) -> pd.DataFrame:
     """One metric's windowed series (one unit, as stored) as rounds: ``test`` = the run keys joined by
-    '/', ``round`` = the repeat; rows without those keys are dropped."""
-    s = series[(series["metric"] == metric) & (series["ddir"] == ddir)].dropna(subset=[*test, round])
+    '/', ``round`` = the repeat; rows without those keys are dropped.  ``ddir=None`` keeps every
+    direction (put ``ddir`` in ``test`` then); ``campaign``/``kind`` select one campaign or source
+    (e.g. ``rados-bench``); ``t_min`` drops samples before that time (s), e.g. rados bench's second-0
+    line, printed before any operation has completed."""
+    keep = series["metric"] == metric
+    if ddir is not None:
+        keep &= series["ddir"] == ddir
+    if campaign is not None:
+        keep &= series["campaign"] == campaign
+    if kind is not None:
+        keep &= series["kind"] == kind
+    if t_min is not None:
+        keep &= series["t_s"] >= t_min
+    s = series[keep].dropna(subset=[*test, round])
     return as_rounds(s, list(test), round)
 
 
