@@ -1,0 +1,127 @@
+"""Each published claim of the mClock-vs-WPQ studies next to the same quantity measured on our runs.
+
+Input: the published rows (:func:`analysis.published_qos.load_all`) and our per-run metrics
+(:func:`analysis.stats.qos_derived.run_metrics`).  A published quantity (``test, scheduler, profile``)
+is mapped to one of our (``scenario``, ``arm``) cells by :func:`our_cell`; the study's machine is not
+ours, so absolute values are compared as a ratio only, and relative claims by direction and size, with a
+significance test over the repeats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .consistency import ALPHA
+
+#: published test → our scenario (None: not reproducible on this machine)
+SCENARIO = {"baseline": "baseline", "snaptrim": "snaptrim", "snaptrim_recovery": "snaptrim_recovery",
+            "scrub": "scrub", "scrub_maxscrubs10": "scrub", "scrub_cost20m": "scrub", "scrub_custom": "scrub",
+            "scrub_recovery": "recovery_scrub", "scaled_recovery": None}
+#: our client workload per scenario (capture/campaigns/qos-2026.yaml: 4 KiB, QD16, 60 s)
+WORKLOAD = {"snaptrim": "randrw", "snaptrim_recovery": "randrw"}
+
+
+def our_cell(test: str, scheduler: str, profile: str) -> tuple[str | None, str | None, str]:
+    """(scenario, arm, note) of our campaign for a published quantity; (None, None, why) when we have
+    no such cell.  WPQ and a missing scheduler map to ``wpq``; mClock without a profile to its default
+    ``high_client_ops``; the scrub-tuning tests to their tuned arms (``high_client_ops_maxscrubs10``,
+    ``<profile>_cost20m``, and WPQ at requested-scrub priority 120 = ``wpq_scrubprio120`` for the
+    cost experiment, as the study compared them)."""
+    scen = SCENARIO.get(test)
+    if scen is None:
+        return None, None, ("the 975-OSD scaled cluster is not reproducible on one VM" if test == "scaled_recovery"
+                            else f"unknown test {test!r}")
+    note = ""
+    if scheduler in ("wpq", ""):
+        arm = "wpq_scrubprio120" if test == "scrub_cost20m" else "wpq"
+        if scheduler == "":
+            note = "no scheduler stated: WPQ assumed"
+    else:
+        arm = profile or "high_client_ops"
+        if not profile:
+            note = "mClock without a profile: its default high_client_ops"
+        if test == "scrub_maxscrubs10":
+            arm = f"{arm}_maxscrubs10"
+        elif test == "scrub_cost20m":
+            arm = f"{arm}_cost20m"
+    return scen, arm, note
+
+
+def _values(metrics: pd.DataFrame, scen: str | None, arm: str | None, metric: str) -> pd.Series:
+    if scen is None:
+        return pd.Series(dtype=float)
+    m = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm) & (metrics["metric"] == metric)]
+    return m.set_index("repeat")["value"].astype(float).sort_index()
+
+
+def compare_runs(own: pd.Series, ref: pd.Series) -> tuple[float, float, str]:
+    """Relative change of ``own`` against ``ref`` (per-run values indexed by repeat) and its p-value:
+    change = (median own / median ref − 1) × 100; the test is a t-test on log values — paired by repeat
+    when at least 3 repeats are common (a repeat is a time block of the campaign, see notebook 10), else
+    Welch's.  Fewer than 2 runs a side: p NaN.  Returns (change_pct, p, test name)."""
+    if own.empty or ref.empty:
+        return np.nan, np.nan, ""
+    change = (own.median() / ref.median() - 1) * 100
+    common = own.index.intersection(ref.index)
+    if len(common) >= 3:
+        res = stats.ttest_rel(np.log(own[common]), np.log(ref[common]))
+        return change, float(res.pvalue), f"paired t (log), {len(common)} repeats"
+    if min(len(own), len(ref)) >= 2:
+        res = stats.ttest_ind(np.log(own), np.log(ref), equal_var=False)
+        return change, float(res.pvalue), f"Welch t (log), {len(own)} vs {len(ref)} runs"
+    return change, np.nan, "too few runs"
+
+
+def _verdict(published: float, ours: float, p: float, alpha: float) -> str:
+    if not np.isfinite(ours):
+        return "not measured"
+    same = np.sign(published) == np.sign(ours)
+    if not np.isfinite(p):
+        return "same direction, untested" if same else "opposite direction, untested"
+    if same:
+        return "holds" if p < alpha else "same direction, not significant"
+    return "contradicted" if p < alpha else "opposite direction, not significant"
+
+
+def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """One row per published measured or derived claim: its keys, ``printed``, ``claim`` (the published
+    value, in its unit), ``ours`` (our median over repeats, or our relative change for a derived claim),
+    ``ratio`` = ours / claim (absolute claims: how far our machine is from theirs), ``n`` (our runs),
+    ``p`` and ``verdict`` (derived ``change_pct`` claims: does the direction hold over our repeats at
+    ``alpha``?), ``note`` (mapping and workload caveats)."""
+    rows = []
+    for r in published[published["kind"].isin(["measured", "derived"])].itertuples(index=False):
+        scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
+        own = _values(metrics, scen, arm, r.metric)
+        out = {"seed": r.seed, "figure": r.figure, "test": r.test, "scheduler": r.scheduler, "profile": r.profile,
+               "metric": r.metric, "kind": r.kind, "printed": r.printed, "claim": r.value, "unit": r.unit,
+               "scenario": scen, "arm": arm, "ours": np.nan, "ratio": np.nan, "n": len(own), "p": np.nan,
+               "test_used": "", "verdict": "not measured" if scen is not None else "not reproducible"}
+        notes = [note] if note else []
+        if scen is None:
+            notes.append(note)
+        elif r.kind == "measured":
+            if not own.empty:
+                out.update(ours=own.median(), ratio=own.median() / r.value if r.value else np.nan,
+                           verdict="compared (absolute)")
+        else:
+            rs, ra, rnote = our_cell(r.ref_test, r.ref_scheduler, r.ref_profile)
+            ref = _values(metrics, rs, ra, r.ref_metric)
+            if rnote:
+                notes.append(f"reference: {rnote}")
+            if rs is not None and scen is not None and WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
+                notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
+                             f"{WORKLOAD.get(rs, 'randwrite')}: the change mixes workload and background op")
+            out["ref"] = f"{rs}/{ra}/{r.ref_metric}"
+            if r.relation == "change_pct":
+                ch, p, how = compare_runs(own, ref)
+                out.update(ours=ch, p=p, test_used=how, n=min(len(own), len(ref)),
+                           ratio=ch / r.value if r.value else np.nan, verdict=_verdict(r.value, ch, p, alpha))
+            elif not own.empty and not ref.empty:
+                share = own.median() / ref.median() * 100
+                out.update(ours=share, ratio=share / r.value if r.value else np.nan, verdict="compared (share)")
+        out["note"] = "; ".join(n for n in notes if n)
+        rows.append(out)
+    return pd.DataFrame(rows)

@@ -1,0 +1,113 @@
+"""analysis.stats.qos_derived and analysis.stats.reconcile on real captured runs and hand-made values.
+
+The run checks read the shipped raw files a second way (gzip + json/csv here) and compare."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.ingest.walk import ingest
+from analysis.stats import qos_derived as qd
+from analysis.stats import reconcile as rc
+
+RUN = Path(__file__).resolve().parents[1] / "data" / "raw" / "ceph-qos" / "qos-2026" / "snaptrim" / "wpq" / "rep-01"
+
+
+@pytest.fixture(scope="module")
+def one_run():
+    r = ingest(RUN, progress=False)
+    return r, qd.run_metrics(r.summary, r.series)
+
+
+def test_run_metrics_agree_with_fio_json_read_directly(one_run):
+    _, m = one_run
+    v = m.set_index("metric")["value"]
+    job = json.load(gzip.open(RUN / "fio.json.gz"))["jobs"][0]
+    rd, wr = job["read"], job["write"]
+    assert v["client_iops"] == pytest.approx(rd["iops"] + wr["iops"], rel=1e-12)
+    assert v["client_bw"] == pytest.approx((rd["bw_bytes"] + wr["bw_bytes"]) / 2**20, rel=1e-12)
+    clat = (rd["clat_ns"]["mean"] * rd["total_ios"] + wr["clat_ns"]["mean"] * wr["total_ios"]) / (rd["total_ios"] + wr["total_ios"])
+    assert v["clat_mean"] == pytest.approx(clat / 1e6, rel=1e-9)
+    assert v["clat_p99"] == pytest.approx(wr["clat_ns"]["percentile"]["99.000000"] / 1e6)
+    assert v["snaptrim_rate"] * v["snaptrim_duration"] == pytest.approx(v["snaptrim_objects"])
+    assert (m["unit"][m["metric"] == "clat_during"] == "ms").all()
+
+
+def test_clat_during_is_the_iops_weighted_mean_of_the_windows_inside_the_snaptrim(one_run):
+    r, m = one_run
+    s = r.summary.set_index("metric")["value"]
+    start, dur = s["snaptrim_start"], s["snaptrim_duration"]
+    anchors = json.load(open(RUN / "run.json"))["anchors"]  # fio's log t=0, seconds after its spawn (timeline t=0)
+    t0 = round(anchors["fio_t0_unix"] - anchors["fio_spawn_unix"], 3)
+
+    def log(name):
+        d = pd.read_csv(RUN / f"client_{name}.1.log.gz", header=None, usecols=[0, 1, 2], names=["t_ms", "v", "dir"])
+        t = d["t_ms"] / 1000 + t0
+        return d[(t >= start) & (t <= start + dur)].groupby("dir")["v"].mean()
+
+    lat, iops = log("clat"), log("iops")  # fio ddir codes: 0 read, 1 write
+    expected = (lat * iops).sum() / iops.sum() / 1e6
+    v = m.set_index("metric")["value"]
+    assert v["clat_during"] == pytest.approx(expected, rel=1e-9)
+    assert v["client_iops_during"] == pytest.approx(iops.sum(), rel=1e-9)
+
+
+def test_background_rate_series_integrates_to_the_objects_trimmed(one_run):
+    r, m = one_run
+    rate = qd.background_rate_series(r.series, "snaptrim", lag=1)
+    dt = rate["t_s"].diff().fillna(0)
+    trimmed = (rate["value"] * dt).sum()
+    v = m.set_index("metric")["value"]
+    assert trimmed == pytest.approx(v["snaptrim_objects"], abs=1)  # no negative steps after the fill
+
+
+def test_our_cell_maps_tests_and_tuned_arms():
+    assert rc.our_cell("scrub_cost20m", "wpq", "") == ("scrub", "wpq_scrubprio120", "")
+    assert rc.our_cell("scrub_cost20m", "mclock_scheduler", "balanced") == ("scrub", "balanced_cost20m", "")
+    assert rc.our_cell("scrub_maxscrubs10", "mclock_scheduler", "high_client_ops")[1] == "high_client_ops_maxscrubs10"
+    assert rc.our_cell("scrub_recovery", "mclock_scheduler", "custom")[:2] == ("recovery_scrub", "custom")
+    assert rc.our_cell("baseline", "", "")[2] == "no scheduler stated: WPQ assumed"
+    assert rc.our_cell("scaled_recovery", "mclock_scheduler", "balanced")[0] is None
+
+
+def test_compare_runs_paired_by_repeat_and_verdicts():
+    ref = pd.Series([100.0, 200.0, 400.0], index=[1, 2, 3])
+    own = ref * np.array([1.10, 1.12, 1.08])  # +10 % in every repeat block despite the drift
+    ch, p, how = rc.compare_runs(own, ref)
+    assert ch == pytest.approx((own.median() / ref.median() - 1) * 100) and how.startswith("paired t")
+    logs = np.log([1.10, 1.12, 1.08])  # paired t on log ratios: mean / (sd / √3), 2 d.f.
+    from scipy import stats
+    assert p == pytest.approx(2 * stats.t.sf(logs.mean() / (logs.std(ddof=1) / np.sqrt(3)), 2))
+    assert p < 0.05
+    _, p_w, how_w = rc.compare_runs(own.iloc[:2], ref.iloc[2:].set_axis([9]))
+    assert how_w.startswith("Welch") is False and np.isnan(p_w)  # 2 vs 1 runs: too few
+    assert rc._verdict(10, ch, p, 0.05) == "holds" and rc._verdict(-10, ch, p, 0.05) == "contradicted"
+    assert rc._verdict(10, 3.0, 0.4, 0.05) == "same direction, not significant"
+
+
+def test_reconcile_absolute_and_relative_claims():
+    metrics = pd.DataFrame(
+        [("snaptrim", "wpq", r, "client_iops", v) for r, v in zip([1, 2, 3], [100.0, 110.0, 90.0])]
+        + [("snaptrim", "high_client_ops", r, "client_iops", v) for r, v in zip([1, 2, 3], [120.0, 130.0, 100.0])],
+        columns=["scenario", "arm", "repeat", "metric", "value"])
+    pub = pd.DataFrame([
+        dict(seed="s", figure="Figure 1", test="snaptrim", scheduler="wpq", profile="", metric="client_iops",
+             kind="measured", printed="17520.63", value=17520.63, unit="IOPS", relation="", ref_test="",
+             ref_scheduler="", ref_profile="", ref_metric=""),
+        dict(seed="s", figure="Figure 1", test="snaptrim", scheduler="mclock_scheduler", profile="high_client_ops",
+             metric="client_iops", kind="derived", printed="10%", value=10.0, unit="%", relation="change_pct",
+             ref_test="snaptrim", ref_scheduler="wpq", ref_profile="", ref_metric="client_iops"),
+        dict(seed="s", figure="Figure 20", test="scaled_recovery", scheduler="mclock_scheduler", profile="balanced",
+             metric="client_iops", kind="measured", printed="~60350", value=60350.0, unit="IOPS", relation="",
+             ref_test="", ref_scheduler="", ref_profile="", ref_metric="")])
+    r = rc.reconcile(pub, metrics)
+    assert r.loc[0, "ours"] == 100.0 and r.loc[0, "ratio"] == pytest.approx(100 / 17520.63)
+    assert r.loc[1, "ours"] == pytest.approx(20.0) and r.loc[1, "ratio"] == pytest.approx(2.0)
+    assert r.loc[1, "verdict"] in ("holds", "same direction, not significant") and r.loc[1, "n"] == 3
+    assert r.loc[2, "verdict"] == "not reproducible" and "scaled cluster" in r.loc[2, "note"]
