@@ -111,3 +111,25 @@ def test_reconcile_absolute_and_relative_claims():
     assert r.loc[1, "ours"] == pytest.approx(20.0) and r.loc[1, "ratio"] == pytest.approx(2.0)
     assert r.loc[1, "verdict"] in ("holds", "same direction, not significant") and r.loc[1, "n"] == 3
     assert r.loc[2, "verdict"] == "not reproducible" and "scaled cluster" in r.loc[2, "note"]
+
+
+def test_seed_figures_published_and_measured_versions():
+    import matplotlib
+    matplotlib.use("Agg")
+    from analysis import published_qos as pq
+    from analysis.figures import qos_studies as qf
+    pub = pq.load(pq.FILES[pq.PART2_SEED])
+    assert len({f.id for f in qf.FIGURES}) == len(qf.FIGURES) == 23 + 1 + 15  # part 1 has Figure 8a
+    fig = qf.draw("qos-part2-chart01", "published", published=pub)
+    assert fig.get_label() == "qos-part2-chart01-published"
+    implied = sorted(p.get_height() for p in fig.axes[0].patches if p.get_hatch() == "..")
+    # the text: WPQ −27 % and high_client_ops −24 % against the 15K baseline, no absolute values
+    assert implied == pytest.approx([15000 * 0.73, 15000 * 0.76])
+    assert qf.draw("qos-part2-chart03", "published", published=pub) is None      # a time series: ours only
+    assert qf.draw("qos-part1-fig20", "measured", runs=pd.DataFrame()) is None   # the 975-OSD cluster
+    metrics = pd.DataFrame([("scrub", a, r, "client_iops", v) for a in ("wpq", "high_client_ops")
+                            for r, v in zip([1, 2, 3], [100.0, 120.0, 110.0])],
+                           columns=["scenario", "arm", "repeat", "metric", "value"])
+    fig = qf.draw("qos-part2-chart08", "measured", runs=metrics)
+    bars = [p.get_height() for p in fig.axes[0].patches if p.get_height() > 0]
+    assert bars == [110.0]  # WPQ's median; high_client_ops_maxscrubs10 has no run here

@@ -3,8 +3,9 @@
 :data:`FIGURES` lists every figure the seeds describe (part 1's Figures 1–23, part 2's Charts 1–15) with
 a stable id naming the seed figure (``qos-part1-fig05``, ``qos-part2-chart04``).  :func:`draw` makes one
 version: ``source="published"`` uses only the numbers the text states (from
-:func:`analysis.published_qos.load_all`; bars it does not state are marked "not stated"), and is drawn
-hatched and titled PUBLISHED; ``source="measured"`` draws the same layout from our runs
+:func:`analysis.published_qos.load_all`), drawn hatched and titled PUBLISHED; a bar the text gives only as
+a change against another stated number ("27% lower than the 15K baseline") is drawn open and dashed,
+labelled "implied" with that claim; bars it does not state at all are marked "not stated"; ``source="measured"`` draws the same layout from our runs
 (:func:`analysis.stats.qos_derived.run_metrics`: bars are medians over the repeats, dots the runs).
 Time-series figures exist only as measured (the seeds' curves are lost), labelled as such.  Figure labels
 (``Figure.get_label()``) are ``<id>-published`` / ``<id>-measured``.
@@ -113,6 +114,22 @@ def _published(pub: pd.DataFrame, spec: Spec, test: str, cell: tuple[str, str], 
     return float(r["value"].iloc[0]) if len(r) else np.nan
 
 
+def _implied(pub: pd.DataFrame, spec: Spec, test: str, cell: tuple[str, str], metric: str) -> tuple[float, str]:
+    """A value the text does not state but implies: a stated change ("27% lower than the baseline")
+    applied to its stated reference.  (NaN, "") when either is not stated."""
+    d = pub[(pub["seed"] == spec.seed) & (pub["test"] == test) & (pub["scheduler"] == cell[0])
+            & (pub["profile"] == cell[1]) & (pub["metric"] == metric) & (pub["kind"] == "derived")
+            & (pub["relation"] == "change_pct")].dropna(subset=["value"])
+    for r in d.itertuples(index=False):
+        ref = pub[(pub["seed"] == spec.seed) & (pub["test"] == r.ref_test) & (pub["scheduler"] == r.ref_scheduler)
+                  & (pub["profile"] == r.ref_profile) & (pub["metric"] == r.ref_metric)
+                  & (pub["kind"] == "measured")].dropna(subset=["value"])
+        if len(ref):
+            b = float(ref["value"].iloc[0])
+            return b * (1 + r.value / 100), f"{r.value:+g}% of {ref['printed'].iloc[0]}"
+    return np.nan, ""
+
+
 def _measured(metrics: pd.DataFrame, test: str, cell: tuple[str, str], metric: str) -> pd.Series:
     scen, arm, _ = our_cell(test, *cell)
     m = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm) & (metrics["metric"] == metric)]
@@ -128,9 +145,13 @@ def _bar_panel(ax, spec: Spec, metrics_shown: list[str], source: str, pub: pd.Da
         for i, cell in enumerate(cells):
             if source == "published":
                 v = _published(pub, spec, test, cell, metric)
+                iv, how = _implied(pub, spec, test, cell, metric) if not np.isfinite(v) else (np.nan, "")
                 if np.isfinite(v):
                     ax.bar(x[i], v, width, color=f"C{j}", alpha=0.45, hatch="//", edgecolor=f"C{j}")
                     ax.annotate(f"{v:g}", (x[i], v), ha="center", va="bottom", fontsize=7)
+                elif np.isfinite(iv):  # implied by a stated relative claim: drawn open, labelled with the claim
+                    ax.bar(x[i], iv, width, fill=False, hatch="..", edgecolor=f"C{j}", ls="--")
+                    ax.annotate(f"implied\n{how}", (x[i], iv), ha="center", va="bottom", fontsize=6)
                 else:
                     ax.annotate("not\nstated", (x[i], 0), ha="center", va="bottom", fontsize=6, color="0.5")
             else:
