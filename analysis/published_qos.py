@@ -157,12 +157,25 @@ def _decimals(printed: str) -> int:
     return len(m.group(1)) if m else 0
 
 
+def _significant(printed: str) -> int:
+    return len(re.sub(r"[^0-9]", "", printed).lstrip("0"))
+
+
+def stated_values(df: pd.DataFrame) -> pd.DataFrame:
+    """One absolute value per quantity (``test, scheduler, profile, metric``) of the ``measured`` and
+    ``setting`` rows: where the text states a quantity more than once ("about 23K", "23323.71 IOPS"),
+    the unhedged statement with the most significant digits wins, whatever the row order."""
+    a = df[df["kind"].isin(["measured", "setting"]) & df["value"].notna()].copy()
+    a["_sig"] = a["printed"].map(_significant)
+    a = a.sort_values(["approx", "_sig"], ascending=[True, False], kind="stable")
+    return a.drop_duplicates(["test", "scheduler", "profile", "metric"]).drop(columns="_sig")
+
+
 def recompute_derived(df: pd.DataFrame) -> pd.DataFrame:
     """Every derived row recomputed from the stated absolute values, where both are stated.
 
     For each derived row: its own quantity (``test, scheduler, profile, metric``) and the reference
-    (``ref_*``) are looked up among the ``measured`` rows (first match; ``kind`` setting rows for
-    allocations).  ``recomputed`` = (own / ref − 1) × 100 (``change_pct``) or own / ref × 100
+    (``ref_*``) are looked up with :func:`stated_values` (the most precise statement of each).  ``recomputed`` = (own / ref − 1) × 100 (``change_pct``) or own / ref × 100
     (``share_pct``).  ``status``: ``ok`` when |recomputed − printed| is within half a unit of the printed
     last digit plus the rounding of the two inputs (propagated), ``approx`` when outside that but the text
     hedges (``approx`` = 1) and within 2 percentage points, ``contradiction`` otherwise, ``not stated``
@@ -170,8 +183,7 @@ def recompute_derived(df: pd.DataFrame) -> pd.DataFrame:
     ``recomputed``, ``tolerance``, ``status``, ``sentence``.
     """
     keys = ["test", "scheduler", "profile", "metric"]
-    absolute = df[df["kind"].isin(["measured", "setting"]) & df["value"].notna()]
-    first = absolute.drop_duplicates(keys).set_index(keys)
+    first = stated_values(df).set_index(keys)
     rows = []
     for r in df[df["kind"] == "derived"].itertuples(index=False):
         own_key = (r.test, r.scheduler, r.profile, r.metric)

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from analysis.published_qos import PART1_SEED, PART2_SEED
+from analysis.published_qos import PART1_SEED, PART2_SEED, stated_values
 from analysis.stats.reconcile import our_cell
 
 BASE = [("wpq", ""), ("mclock_scheduler", "high_client_ops"), ("mclock_scheduler", "balanced"),
@@ -108,9 +108,8 @@ def _name(cell: tuple[str, str]) -> str:
 
 
 def _published(pub: pd.DataFrame, spec: Spec, test: str, cell: tuple[str, str], metric: str) -> float:
-    r = pub[(pub["seed"] == spec.seed) & (pub["test"] == test) & (pub["scheduler"] == cell[0])
-            & (pub["profile"] == cell[1]) & (pub["metric"] == metric) & (pub["kind"] == "measured")]
-    r = r.dropna(subset=["value"])
+    r = stated_values(pub[(pub["seed"] == spec.seed) & (pub["test"] == test) & (pub["scheduler"] == cell[0])
+                          & (pub["profile"] == cell[1]) & (pub["metric"] == metric) & (pub["kind"] == "measured")])
     return float(r["value"].iloc[0]) if len(r) else np.nan
 
 
@@ -121,9 +120,9 @@ def _implied(pub: pd.DataFrame, spec: Spec, test: str, cell: tuple[str, str], me
             & (pub["profile"] == cell[1]) & (pub["metric"] == metric) & (pub["kind"] == "derived")
             & (pub["relation"] == "change_pct")].dropna(subset=["value"])
     for r in d.itertuples(index=False):
-        ref = pub[(pub["seed"] == spec.seed) & (pub["test"] == r.ref_test) & (pub["scheduler"] == r.ref_scheduler)
-                  & (pub["profile"] == r.ref_profile) & (pub["metric"] == r.ref_metric)
-                  & (pub["kind"] == "measured")].dropna(subset=["value"])
+        ref = stated_values(pub[(pub["seed"] == spec.seed) & (pub["test"] == r.ref_test)
+                                & (pub["scheduler"] == r.ref_scheduler) & (pub["profile"] == r.ref_profile)
+                                & (pub["metric"] == r.ref_metric) & (pub["kind"] == "measured")])
         if len(ref):
             b = float(ref["value"].iloc[0])
             return b * (1 + r.value / 100), f"{r.value:+g}% of {ref['printed'].iloc[0]}"
