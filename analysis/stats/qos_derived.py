@@ -35,7 +35,7 @@ TIMELINE = {"snaptrim_rate": ("snaptrim_rate", 1.0), "snaptrim_duration": ("snap
             "recovery_duration": ("recovery_duration", 1.0), "recovery_objects": ("recovery_objects", 1.0),
             "scrub_rate": ("scrub_rate", 1 / 2**20), "scrub_duration": ("scrub_duration", 1.0)}
 PERCENTILES = ("clat_p95", "clat_p99", "clat_p99.5")
-UNITS = {"client_bw": "MiB/s", "clat_p95": "ms", "clat_p99": "ms", "clat_p99.5": "ms", "client_iops": "IOPS", "clat_mean": "ms", "clat_during": "ms", "client_iops_during": "IOPS",
+UNITS = {"clat_outside": "ms", "client_bw": "MiB/s", "clat_p95": "ms", "clat_p99": "ms", "clat_p99.5": "ms", "client_iops": "IOPS", "clat_mean": "ms", "clat_during": "ms", "client_iops_during": "IOPS",
          "snaptrim_rate": "objects/s", "recovery_rate": "objects/s", "scrub_rate": "MiB/s",
          "snaptrim_duration": "s", "recovery_duration": "s", "scrub_duration": "s",
          "snaptrim_objects": "objects", "recovery_objects": "objects"}
@@ -43,7 +43,8 @@ UNITS = {"client_bw": "MiB/s", "clat_p95": "ms", "clat_p99": "ms", "clat_p99.5":
 
 def clat_during(series: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """Per run: ``clat_during`` (ms) and ``client_iops_during`` (IOPS, directions summed) over the 1 s
-    fio windows inside the scenario's :data:`DURING_OP` window (see :func:`analysis.stats.arms.client_during`);
+    fio windows inside the scenario's :data:`DURING_OP` window, and ``clat_outside`` (ms) over the
+    run's other windows (the client without the operation: part 1's per-test "baseline" clat) (see :func:`analysis.stats.arms.client_during`);
     clat is the IOPS-weighted mean of the directions' window means.  Runs whose operation did not finish
     have no window and no row."""
     parts = []
@@ -57,10 +58,12 @@ def clat_during(series: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
         m = m[m["scenario"].map(DURING_OP).eq(op)]
         m["w"] = m["during_iops"] * m["during_clat"]
         g = m.groupby(keys, observed=True)
+        m["wo"] = m["outside_iops"] * m["outside_clat"]
         parts.append(pd.DataFrame({"clat_during": g["w"].sum() / g["during_iops"].sum(),
-                                   "client_iops_during": g["during_iops"].sum()}).reset_index())
+                                   "client_iops_during": g["during_iops"].sum(),
+                                   "clat_outside": g["wo"].sum() / g["outside_iops"].sum()}).reset_index())
     if not parts:
-        return pd.DataFrame(columns=RUN_KEYS + ["clat_during", "client_iops_during"])
+        return pd.DataFrame(columns=RUN_KEYS + ["clat_during", "client_iops_during", "clat_outside"])
     return pd.concat(parts, ignore_index=True)
 
 

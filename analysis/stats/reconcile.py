@@ -49,6 +49,15 @@ def our_cell(test: str, scheduler: str, profile: str) -> tuple[str | None, str |
     return scen, arm, note
 
 
+def our_metric(test: str, scheduler: str, metric: str) -> tuple[str, str]:
+    """Our metric for a published one: part 1 states each test's client-alone clat as an unnamed
+    "baseline value" inside the test (transcribed with no scheduler); ours is the same runs' clat outside
+    the operation's window (``clat_outside``).  Everything else maps to itself."""
+    if metric == "clat_mean" and scheduler == "" and test not in ("baseline", "scaled_recovery"):
+        return "clat_outside", "the test's client-alone clat: ours is the same runs' clat outside the operation"
+    return metric, ""
+
+
 def _values(metrics: pd.DataFrame, scen: str | None, arm: str | None, metric: str) -> pd.Series:
     if scen is None:
         return pd.Series(dtype=float)
@@ -85,20 +94,30 @@ def _verdict(published: float, ours: float, p: float, alpha: float) -> str:
     return "contradicted" if p < alpha else "opposite direction, not significant"
 
 
-def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALPHA, dedupe: bool = True) -> pd.DataFrame:
     """One row per published measured or derived claim: its keys, ``printed``, ``claim`` (the published
     value, in its unit), ``ours`` (our median over repeats, or our relative change for a derived claim),
     ``ratio`` = ours / claim (absolute claims: how far our machine is from theirs), ``n`` (our runs),
     ``p`` and ``verdict`` (derived ``change_pct`` claims: does the direction hold over our repeats at
-    ``alpha``?), ``note`` (mapping and workload caveats)."""
+    ``alpha``?), ``note`` (mapping and workload caveats), ``stated`` (how often the text states the same
+    claim: with ``dedupe`` one row per distinct claim, its first statement's figure)."""
     rows = []
-    for r in published[published["kind"].isin(["measured", "derived"])].itertuples(index=False):
+    claims = published[published["kind"].isin(["measured", "derived"])].copy()
+    key = ["test", "scheduler", "profile", "metric", "kind", "printed", "ref_test", "ref_scheduler", "ref_profile",
+           "ref_metric"]
+    claims["stated"] = claims.groupby(key)["printed"].transform("size")
+    if dedupe:
+        claims = claims.drop_duplicates(key)
+    for r in claims.itertuples(index=False):
         scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
-        own = _values(metrics, scen, arm, r.metric)
+        metric, mnote = our_metric(r.test, r.scheduler, r.metric)
+        note = "; ".join(n for n in (note, mnote) if n)
+        own = _values(metrics, scen, arm, metric)
         out = {"seed": r.seed, "figure": r.figure, "test": r.test, "scheduler": r.scheduler, "profile": r.profile,
                "metric": r.metric, "kind": r.kind, "printed": r.printed, "claim": r.value, "unit": r.unit,
                "scenario": scen, "arm": arm, "ours": np.nan, "ratio": np.nan, "n": len(own), "p": np.nan,
-               "test_used": "", "verdict": "not measured" if scen is not None else "not reproducible"}
+               "test_used": "", "stated": r.stated,
+               "verdict": "not measured" if scen is not None else "not reproducible"}
         notes = [note] if note else []
         if scen is None:
             notes.append(note)
@@ -108,13 +127,15 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
                            verdict="compared (absolute)")
         else:
             rs, ra, rnote = our_cell(r.ref_test, r.ref_scheduler, r.ref_profile)
-            ref = _values(metrics, rs, ra, r.ref_metric)
+            ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
+            rnote = "; ".join(n for n in (rnote, rmnote) if n)
+            ref = _values(metrics, rs, ra, ref_metric)
             if rnote:
                 notes.append(f"reference: {rnote}")
             if rs is not None and scen is not None and WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
                 notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
                              f"{WORKLOAD.get(rs, 'randwrite')}: the change mixes workload and background op")
-            out["ref"] = f"{rs}/{ra}/{r.ref_metric}"
+            out["ref"] = f"{rs}/{ra}/{ref_metric}"
             if r.relation == "change_pct":
                 ch, p, how = compare_runs(own, ref)
                 out.update(ours=ch, p=p, test_used=how, n=min(len(own), len(ref)),
