@@ -8,7 +8,8 @@ a change against another stated number ("27% lower than the 15K baseline") is dr
 labelled "implied" with that claim; bars it does not state at all are marked "not stated"; ``source="measured"`` draws the same layout from our runs
 (:func:`analysis.stats.qos_derived.run_metrics`: bars are medians over the repeats, dots the runs).
 Time-series figures exist only as measured (the seeds' curves are lost), labelled as such.  Figure labels
-(``Figure.get_label()``) are ``<id>-published`` / ``<id>-measured``.
+(``Figure.get_label()``) are ``<id>-published`` / ``<id>-measured``.  :func:`draw_plotly` gives the
+interactive version of the bar figures for JupyterLab, from the same :func:`bar_data`.
 """
 
 from __future__ import annotations
@@ -135,33 +136,59 @@ def _measured(metrics: pd.DataFrame, test: str, cell: tuple[str, str], metric: s
     return m["value"].astype(float)
 
 
-def _bar_panel(ax, spec: Spec, metrics_shown: list[str], source: str, pub: pd.DataFrame | None,
-               runs: pd.DataFrame | None, test: str, ylabel: str) -> None:
-    cells = list(spec.cells)
-    width = 0.8 / len(metrics_shown)
-    for j, metric in enumerate(metrics_shown):
-        x = np.arange(len(cells)) + (j - (len(metrics_shown) - 1) / 2) * width
-        for i, cell in enumerate(cells):
+def bar_data(spec: Spec, metrics_shown: list[str], source: str, pub: pd.DataFrame | None,
+             runs: pd.DataFrame | None, test: str) -> pd.DataFrame:
+    """The values a bar figure shows, one row per bar or run: ``cell`` (wpq / profile), ``metric``,
+    ``value``, ``how``: ``stated`` / ``implied: <claim>`` / ``not stated`` (published), ``median`` / ``run``
+    / ``no run`` (measured).  Both renderers (matplotlib, plotly) draw from this table."""
+    rows = []
+    for metric in metrics_shown:
+        for cell in spec.cells:
+            name = _name(cell)
             if source == "published":
                 v = _published(pub, spec, test, cell, metric)
                 iv, how = _implied(pub, spec, test, cell, metric) if not np.isfinite(v) else (np.nan, "")
                 if np.isfinite(v):
-                    ax.bar(x[i], v, width, color=f"C{j}", alpha=0.45, hatch="//", edgecolor=f"C{j}")
-                    ax.annotate(f"{v:g}", (x[i], v), ha="center", va="bottom", fontsize=7)
-                elif np.isfinite(iv):  # implied by a stated relative claim: drawn open, labelled with the claim
-                    ax.bar(x[i], iv, width, fill=False, hatch="..", edgecolor=f"C{j}", ls="--")
-                    ax.annotate(f"implied\n{how}", (x[i], iv), ha="center", va="bottom", fontsize=6)
+                    rows.append((name, metric, v, "stated"))
+                elif np.isfinite(iv):
+                    rows.append((name, metric, iv, f"implied: {how}"))
                 else:
-                    ax.annotate("not\nstated", (x[i], 0), ha="center", va="bottom", fontsize=6, color="0.5")
+                    rows.append((name, metric, np.nan, "not stated"))
             else:
                 vals = _measured(runs, test, cell, metric)
                 if len(vals):
-                    ax.bar(x[i], vals.median(), width, color=f"C{j}", alpha=0.8)
-                    ax.plot(np.full(len(vals), x[i]), vals, "k.", ms=3)
+                    rows.append((name, metric, float(vals.median()), "median"))
+                    rows += [(name, metric, float(x), "run") for x in vals]
                 else:
-                    ax.annotate("no\nrun", (x[i], 0), ha="center", va="bottom", fontsize=6, color="0.5")
+                    rows.append((name, metric, np.nan, "no run"))
+    return pd.DataFrame(rows, columns=["cell", "metric", "value", "how"])
+
+
+def _bar_panel(ax, spec: Spec, metrics_shown: list[str], source: str, pub: pd.DataFrame | None,
+               runs: pd.DataFrame | None, test: str, ylabel: str) -> None:
+    cells = [_name(c) for c in spec.cells]
+    data = bar_data(spec, metrics_shown, source, pub, runs, test)
+    width = 0.8 / len(metrics_shown)
+    for j, metric in enumerate(metrics_shown):
+        d = data[data["metric"] == metric]
+        for i, cell in enumerate(cells):
+            x = i + (j - (len(metrics_shown) - 1) / 2) * width
+            for r in d[d["cell"] == cell].itertuples(index=False):
+                if r.how == "stated":
+                    ax.bar(x, r.value, width, color=f"C{j}", alpha=0.45, hatch="//", edgecolor=f"C{j}")
+                    ax.annotate(f"{r.value:g}", (x, r.value), ha="center", va="bottom", fontsize=7)
+                elif r.how.startswith("implied"):  # a stated change applied to its stated reference
+                    ax.bar(x, r.value, width, fill=False, hatch="..", edgecolor=f"C{j}", ls="--")
+                    ax.annotate("implied\n" + r.how.split(": ", 1)[1], (x, r.value), ha="center", va="bottom",
+                                fontsize=6)
+                elif r.how == "median":
+                    ax.bar(x, r.value, width, color=f"C{j}", alpha=0.8)
+                elif r.how == "run":
+                    ax.plot([x], [r.value], "k.", ms=3)
+                else:
+                    ax.annotate(r.how.replace(" ", "\n"), (x, 0), ha="center", va="bottom", fontsize=6, color="0.5")
         ax.bar([np.nan], [np.nan], color=f"C{j}", label=LABEL.get(metric, metric.replace("_", " ")))
-    ax.set_xticks(range(len(cells)), [_name(c) for c in cells], rotation=30, ha="right")
+    ax.set_xticks(range(len(cells)), cells, rotation=30, ha="right")
     ax.set(ylabel=ylabel)
     if len(metrics_shown) > 1:
         ax.legend(fontsize="small")
@@ -243,4 +270,35 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
     fig.suptitle(f"{spec.id} · {spec.label}: {spec.title}\n{tag}", fontsize=9)
     fig.set_label(f"{spec.id}-{source}")
     fig.tight_layout()
+    return fig
+
+
+def draw_plotly(spec: Spec | str, source: str, published: pd.DataFrame | None = None,
+                runs: pd.DataFrame | None = None):
+    """Interactive (plotly) version of a bar figure, from the same :func:`bar_data` as :func:`draw`
+    (hover shows how each value was obtained).  Time-series kinds and impossible versions: None."""
+    import plotly.graph_objects as go
+
+    spec = BY_ID[spec] if isinstance(spec, str) else spec
+    if spec.kind in TIME_KINDS or (source == "measured" and our_cell(spec.test, "wpq", "")[0] is None):
+        return None
+    shown = {"iops": ["client_iops"], "clat": CLAT}.get(spec.kind, [f"{spec.op}_rate", f"{spec.op}_duration"])
+    from plotly.subplots import make_subplots
+
+    data = bar_data(spec, shown, source, published, runs, spec.test)
+    panels = spec.kind == "rate_duration"  # rate and duration have different units: one panel each
+    fig = make_subplots(rows=1, cols=2, subplot_titles=shown) if panels else go.Figure()
+    for k, metric in enumerate(shown):
+        where = dict(row=1, col=k + 1) if panels else {}
+        d = data[(data["metric"] == metric) & ~data["how"].isin(["run"])]
+        fig.add_trace(go.Bar(x=d["cell"], y=d["value"], name=LABEL.get(metric, metric), hovertext=d["how"],
+                             marker_pattern_shape="/" if source == "published" else "",
+                             opacity=0.6 if source == "published" else 0.9), **where)
+        r = data[(data["metric"] == metric) & (data["how"] == "run")]
+        if len(r):
+            fig.add_trace(go.Scatter(x=r["cell"], y=r["value"], mode="markers", name=f"{LABEL.get(metric, metric)}: runs",
+                                     marker=dict(color="black", size=5)), **where)
+    tag = "PUBLISHED (values stated in the text)" if source == "published" else "MEASURED (this VM)"
+    fig.update_layout(barmode="group", title=f"{spec.id} · {spec.label}: {spec.title}<br><sub>{tag}</sub>",
+                      height=380, width=760, meta={"id": f"{spec.id}-{source}"})
     return fig

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .consistency import ALPHA
+from .consistency import ALPHA, blocked_anova, effect_size
 
 #: published test → our scenario (None: not reproducible on this machine)
 SCENARIO = {"baseline": "baseline", "snaptrim": "snaptrim", "snaptrim_recovery": "snaptrim_recovery",
@@ -67,16 +67,21 @@ def _values(metrics: pd.DataFrame, scen: str | None, arm: str | None, metric: st
 
 def compare_runs(own: pd.Series, ref: pd.Series) -> tuple[float, float, str]:
     """Relative change of ``own`` against ``ref`` (per-run values indexed by repeat) and its p-value:
-    change = (median own / median ref − 1) × 100; the test is a t-test on log values — paired by repeat
-    when at least 3 repeats are common (a repeat is a time block of the campaign, see notebook 10), else
-    Welch's.  Fewer than 2 runs a side: p NaN.  Returns (change_pct, p, test name)."""
+    change = (median own / median ref − 1) × 100; the test is on log values — with at least 3 common
+    repeats, :func:`analysis.stats.consistency.blocked_anova` with the repeat as block (a repeat is a time
+    block of the campaign, see notebook 10; for two cells this is the paired t-test), else Welch's t.  Fewer than 2 runs a side: p NaN.  Returns (change_pct, p, test name)."""
     if own.empty or ref.empty:
         return np.nan, np.nan, ""
     change = (own.median() / ref.median() - 1) * 100
     common = own.index.intersection(ref.index)
     if len(common) >= 3:
-        res = stats.ttest_rel(np.log(own[common]), np.log(ref[common]))
-        return change, float(res.pvalue), f"paired t (log), {len(common)} repeats"
+        # two cells × repeat blocks, no interaction, on log values (consistency.blocked_anova): for two
+        # cells this is the paired t-test by repeat, F = t²
+        v = pd.DataFrame({"group": ["own"] * len(common) + ["ref"] * len(common),
+                          "round": list(common) * 2,
+                          "value": np.log(np.r_[own[common].to_numpy(float), ref[common].to_numpy(float)])})
+        a = blocked_anova(v)
+        return change, float(a.loc["group", "p"]), f"paired by repeat (log), {len(common)} repeats"
     if min(len(own), len(ref)) >= 2:
         res = stats.ttest_ind(np.log(own), np.log(ref), equal_var=False)
         return change, float(res.pvalue), f"Welch t (log), {len(own)} vs {len(ref)} runs"
@@ -99,7 +104,9 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
     value, in its unit), ``ours`` (our median over repeats, or our relative change for a derived claim),
     ``ratio`` = ours / claim (absolute claims: how far our machine is from theirs), ``n`` (our runs),
     ``p`` and ``verdict`` (derived ``change_pct`` claims: does the direction hold over our repeats at
-    ``alpha``?), ``note`` (mapping and workload caveats), ``stated`` (how often the text states the same
+    ``alpha``?), ``ci_low``/``ci_high`` (derived claims: 95 % BCa bootstrap interval of the change in mean,
+    %, :func:`analysis.stats.consistency.effect_size`; three runs a side make it rough), ``note`` (mapping
+    and workload caveats), ``stated`` (how often the text states the same
     claim: with ``dedupe`` one row per distinct claim, its first statement's figure)."""
     rows = []
     claims = published[published["kind"].isin(["measured", "derived"])].copy()
@@ -115,7 +122,8 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
         own = _values(metrics, scen, arm, metric)
         out = {"seed": r.seed, "figure": r.figure, "test": r.test, "scheduler": r.scheduler, "profile": r.profile,
                "metric": r.metric, "kind": r.kind, "printed": r.printed, "claim": r.value, "unit": r.unit,
-               "scenario": scen, "arm": arm, "ours": np.nan, "ratio": np.nan, "n": len(own), "p": np.nan,
+               "scenario": scen, "arm": arm, "ours": np.nan, "ci_low": np.nan, "ci_high": np.nan,
+               "ratio": np.nan, "n": len(own), "p": np.nan,
                "test_used": "", "stated": r.stated,
                "verdict": "not measured" if scen is not None else "not reproducible"}
         notes = [note] if note else []
@@ -138,7 +146,9 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
             out["ref"] = f"{rs}/{ra}/{ref_metric}"
             if r.relation == "change_pct":
                 ch, p, how = compare_runs(own, ref)
+                ci = effect_size(ref.to_numpy(float), own.to_numpy(float), "rel_diff", n_resamples=1000)
                 out.update(ours=ch, p=p, test_used=how, n=min(len(own), len(ref)),
+                           ci_low=100 * ci["ci_low"], ci_high=100 * ci["ci_high"],
                            ratio=ch / r.value if r.value else np.nan, verdict=_verdict(r.value, ch, p, alpha))
             elif not own.empty and not ref.empty:
                 share = own.median() / ref.median() * 100
