@@ -1,0 +1,84 @@
+"""The Bobtail IO-scheduler study's comparison, on the block campaigns: per-run throughput by workload
+and scheduler, and per workload the tests the seed never gave (ANOVA, Kruskal–Wallis, Tukey pairs, repeats
+needed).
+
+Input: the tidy ``summary`` table of ``analysis.ingest`` over ``data/raw/block/`` — fio 3.33's own
+``bw`` per run (``block-2026``) and rados bench's Bandwidth line (``rados-block-2026``).  Throughput in
+MiB/s.  A *workload* is (campaign, target, op, bs, qd): ``target`` the device or file system under the
+IO (``raw``, ``ext4``, ``xfs``, ``btrfs``; ``bluestore`` for rados bench), ``op`` ``write`` / ``read``
+(rados bench's seq phase is a read).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .cells import cell_values
+from .consistency import ALPHA, posthoc, repeats_needed
+
+WORKLOAD = ["campaign", "target", "op", "bs", "qd"]
+#: the seed's schedulers (legacy, single-queue) → the blk-mq schedulers we run (see notebook 20)
+LEGACY = {"bfq": "CFQ", "mq-deadline": "deadline", "none": "noop", "kyber": "(none)"}
+SCHEDULERS = ["bfq", "mq-deadline", "none", "kyber"]
+BS_ORDER = {"4k": 0, "128k": 1, "4m": 2}
+
+
+def block_values(summary: pd.DataFrame, campaign: str) -> pd.DataFrame:
+    """One row per run: ``campaign, target, op, bs, qd, scheduler, repeat, value`` (MiB/s).
+
+    fio scenarios are named ``fio-<target>-<rw>-<bs>-qd<N>``, rados bench ones ``rados-<bs>-qd<N>`` (both
+    phases in one run: ``ddir`` write / read).  fio's unused direction (zero) is dropped."""
+    kind = "rados-bench" if campaign.startswith("rados") else "fio-json"
+    v = cell_values(summary, campaign, kind, "bw")
+    v = v[v["value"] > 0].copy()
+    parts = v["scenario"].str.split("-")
+    if kind == "fio-json":
+        v["target"], v["op"] = parts.str[1], parts.str[2]
+    else:
+        v["target"], v["op"] = "bluestore", v["ddir"]
+    v["bs"] = parts.str[-2]
+    v["qd"] = parts.str[-1].str.removeprefix("qd").astype(int)
+    v["value"] = v["value"] / 2**20
+    return v[WORKLOAD + ["scheduler", "repeat", "value"]].sort_values(WORKLOAD + ["scheduler", "repeat"],
+                                                                       key=_order).reset_index(drop=True)
+
+
+def _order(col: pd.Series) -> pd.Series:
+    return col.map(BS_ORDER) if col.name == "bs" else col
+
+
+def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float = 0.8,
+                      by: Sequence[str] = WORKLOAD) -> pd.DataFrame:
+    """Per workload, over the schedulers' repeats: one-way ANOVA (``anova_p``, ``scipy.stats.f_oneway``),
+    Kruskal–Wallis (``kw_p``), the Tukey HSD pairs that differ at ``alpha`` (``tukey_pairs``, e.g.
+    ``none<mq-deadline``: the first has the lower mean), ``best``/``worst`` scheduler by mean and
+    ``spread`` = best mean / worst mean − 1, ``cv`` = the schedulers' root-mean-square coefficient of
+    variation (sample std / mean), and ``repeats_needed``: repeats per scheduler for a two-sided t-test at
+    ``alpha`` and ``power`` to separate best from worst if their true difference were the observed
+    ``spread`` at this noise (:func:`analysis.stats.consistency.repeats_needed`).  ``repeats`` is the
+    fewest repeats any scheduler has."""
+    rows = []
+    for key, d in values.groupby(list(by), sort=False, observed=True):
+        groups = {k: g["value"].to_numpy(float) for k, g in d.groupby("scheduler", sort=True, observed=True)}
+        means = pd.Series({k: x.mean() for k, x in groups.items()})
+        cvs = pd.Series({k: x.std(ddof=1) / x.mean() for k, x in groups.items() if len(x) > 1})
+        ok = len(groups) >= 2 and min(len(x) for x in groups.values()) >= 2
+        an = stats.f_oneway(*groups.values()) if ok else None
+        kw = stats.kruskal(*groups.values()) if ok else None
+        ph = posthoc(d.assign(test="w", round=d["scheduler"]), group="round", alpha=alpha) if ok else pd.DataFrame()
+        pairs = []
+        for r in ph[ph["reject"].astype(bool)].itertuples(index=False) if len(ph) else []:
+            lo, hi = (r.group1, r.group2) if r.stat > 0 else (r.group2, r.group1)
+            pairs.append(f"{lo}<{hi}")
+        spread = means.max() / means.min() - 1
+        cv = float(np.sqrt((cvs ** 2).mean())) if len(cvs) else np.nan
+        need = repeats_needed(cv, [spread], alpha, power)["n_per_arm"].iloc[0] if np.isfinite(cv) else np.nan
+        rows.append((*key, min(len(x) for x in groups.values()), an.pvalue if an else np.nan,
+                     kw.pvalue if kw else np.nan, " ".join(sorted(pairs)), means.idxmax(), means.idxmin(),
+                     spread, cv, need))
+    return pd.DataFrame(rows, columns=list(by) + ["repeats", "anova_p", "kw_p", "tukey_pairs", "best", "worst",
+                                                  "spread", "cv", "repeats_needed"])
