@@ -50,7 +50,7 @@ manifest: .venv/.installed
 REPORT_NB := 00-ingest 10-consistency 20-io-schedulers 30-qos-snaptrim-recovery 31-qos-scrub 32-qos-campaign
 reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
-	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -p interactive False -k python3 --cwd notebooks
+	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -p interactive False -p reuse_processed True -k python3 --cwd notebooks
 	mv $@.tmp.ipynb $@
 reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN

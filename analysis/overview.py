@@ -47,13 +47,13 @@ def _agg(g: pd.DataFrame) -> pd.Series:
 def file_table(files: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per (file, ddir): kind, tool version, status and the headline numbers."""
     base = files[["path", "kind", "tool_version", "status"]].copy()
-    if summary.empty:
-        return base.assign(ddir=None)
-    s = summary.copy()
+    s = summary[summary["source"].astype(str).isin(set(files["path"]))].copy()  # only the files listed
     s["source"] = s["source"].astype(str)
     s["ddir"] = s["ddir"].astype(str)
     s["metric"] = s["metric"].astype(str)
     s["job"] = s["job"].astype(str)
+    if s.empty:
+        return base.assign(ddir=None)
     heads = s.groupby(["source", "ddir"], sort=True).apply(_agg, include_groups=False).reset_index()
     out = base.merge(heads, left_on="path", right_on="source", how="left").drop(columns="source")
     cols = ["path", "kind", "tool_version", "status", "ddir", "jobs", "iops", "bw_MiB/s",

@@ -366,6 +366,18 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
                         series=_assemble(series, fids, parsed_ctx, SERIES_COLUMNS), failed=failed, tables=tables)
 
 
+def read_tables(processed: str | Path) -> IngestResult:
+    """The tables :func:`write_tables` wrote (``make data``), as an :class:`IngestResult` (``failed`` is
+    rebuilt from the files table's ``failed`` rows).  FileNotFoundError names the missing table."""
+    p = Path(processed)
+    t = {n: pd.read_parquet(p / f"{n}.parquet") for n in ("files", "summary", "series")}
+    extra = {n: pd.read_parquet(p / f"{n}.parquet") for n in OPTIONAL_TABLES if (p / f"{n}.parquet").exists()}
+    f = t["files"]
+    failed = list(zip(f.loc[f["status"] == "failed", "path"], f.loc[f["status"] == "failed", "error"])) \
+        if "error" in f else []
+    return IngestResult(t["files"], t["summary"], t["series"], failed, extra)
+
+
 def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
     """Write files/summary/series Parquet: all to temp files first, then rename each into place."""
     out = Path(out)
