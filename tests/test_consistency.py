@@ -250,3 +250,12 @@ def test_order_drift_figure_one_panel_per_campaign():
     pts = panels[0].collections[0].get_offsets()
     assert np.allclose(pts[:, 0], range(6)) and np.allclose(pts[:, 1], [-10, -10, 0, 0, 10, 10])  # % of test mean
     assert len(panels[1].collections[0].get_offsets()) == 0  # no order: nothing placed
+
+
+def test_holm_matches_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+    rng = np.random.default_rng(3)
+    for m in (1, 2, 5, 28):
+        p = rng.uniform(0, 0.2, m)
+        p[: m // 3] = p[0]  # ties
+        assert np.allclose(c.holm(p), multipletests(p, 0.05, "holm")[1])

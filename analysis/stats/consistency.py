@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.multicomp import MultiComparison, pairwise_tukeyhsd
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import TTestIndPower
 from statsmodels.tsa.stattools import acf
 
@@ -197,6 +196,19 @@ def result_code(p: float | np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     return np.where(np.isnan(p), -1, (p >= alpha).astype(int))
 
 
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values, identical to ``statsmodels.stats.multitest.multipletests(p,
+    method="holm")[1]`` (tested against it) — which runs ``gc.collect()`` on every call, 66 ms each
+    here, i.e. most of the time of a campaign's :func:`paired_t`."""
+    p = np.asarray(p, float)
+    order = np.argsort(p, kind="stable")
+    m = len(p)
+    adj = np.minimum(np.maximum.accumulate((m - np.arange(m)) * p[order]), 1.0)
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
 def paired_t(data: pd.DataFrame, alpha: float = ALPHA, min_n: int = MIN_N) -> pd.DataFrame:
     """Paired t-test (``scipy.stats.ttest_rel``) for every pair of rounds of every test, Holm-adjusted per test.
 
@@ -223,7 +235,7 @@ def paired_t(data: pd.DataFrame, alpha: float = ALPHA, min_n: int = MIN_N) -> pd
     for _, idx in out.groupby("test", sort=False).groups.items():
         ok = out.loc[idx, "p"].notna()
         if ok.any():
-            out.loc[ok[ok].index, "p_holm"] = multipletests(out.loc[ok[ok].index, "p"], alpha, "holm")[1]
+            out.loc[ok[ok].index, "p_holm"] = holm(out.loc[ok[ok].index, "p"].to_numpy(float))
     out["reject"] = out["p_holm"] < alpha
     return out
 
