@@ -54,8 +54,14 @@ reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	mv $@.tmp.ipynb $@
 reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN
-report: $(REPORT_NB:%=reports/%.html)
-	@printf 'report: %s\n' $(abspath $(REPORT_NB:%=reports/%.html))
+# notebooks run two at a time (REPORT_JOBS) once the data is built; the wall time is printed at the end
+REPORT_JOBS ?= 2
+report:
+	@start=$$EPOCHREALTIME; \
+	  $(MAKE) --no-print-directory $(PROC)/files.parquet && \
+	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.html) && \
+	  printf 'report: %s\n' $(abspath $(REPORT_NB:%=reports/%.html)) && \
+	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
 .PRECIOUS: reports/%.ipynb
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
