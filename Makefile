@@ -47,7 +47,7 @@ manifest: .venv/.installed
 # --- report: notebooks executed by papermill, rendered to HTML ---------------------------------------
 # Each notebook is executed with the same two parameters; a notebook in REPORT_NB becomes
 # reports/<name>.html (code hidden).
-REPORT_NB := 00-ingest 10-consistency 20-io-schedulers 30-qos-snaptrim-recovery 31-qos-scrub 32-qos-campaign
+REPORT_NB := 00-ingest 10-consistency 20-io-schedulers 30-qos-snaptrim-recovery 31-qos-scrub 32-qos-campaign 40-block-workload
 reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
 	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -p interactive False -p reuse_processed True -k python3 --cwd notebooks
@@ -66,7 +66,7 @@ report:
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 test: .venv/.installed tools
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-snaptrim-recovery.ipynb notebooks/31-qos-scrub.ipynb notebooks/32-qos-campaign.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-snaptrim-recovery.ipynb notebooks/31-qos-scrub.ipynb notebooks/32-qos-campaign.ipynb notebooks/40-block-workload.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 lab: .venv/.installed
 	$(PY) -m jupyter lab --notebook-dir=.
