@@ -60,7 +60,8 @@ report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/files.parquet && \
 	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.html) && \
-	  printf 'report: %s\n' $(abspath $(REPORT_NB:%=reports/%.html)) && \
+	  $(PY) -m analysis report reports --figures figures >/dev/null && \
+	  printf 'report: %s\n' $(abspath reports/report.html $(REPORT_NB:%=reports/%.html)) && \
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
 .PRECIOUS: reports/%.ipynb
 
@@ -119,4 +120,4 @@ capture-rados-block:
 	@echo "capture-rados-block: now refresh the manifest with make manifest (as the repository's owner)"
 
 clean:
-	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb
+	rm -rf $(PROC)/*.parquet reports/*.html reports/*.ipynb figures/*.png figures/*.svg

@@ -36,6 +36,12 @@ def _manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(a: argparse.Namespace) -> int:
+    from .report import build_report
+    print(build_report(a.reports, a.figures))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -47,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("manifest", help="(re)write DIR/MANIFEST.sha256 over every file below DIR")
     m.add_argument("dir")
     m.set_defaults(fn=_manifest)
+    r = sub.add_parser("report", help="assemble REPORTS/report.html from the executed notebooks in REPORTS")
+    r.add_argument("reports", nargs="?", default="reports")
+    r.add_argument("--figures", default="figures", help="folder of the figures the notebooks wrote")
+    r.set_defaults(fn=_report)
     args = ap.parse_args(argv)
     return args.fn(args)
 
