@@ -27,10 +27,12 @@ cc:
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 gcc libc6-dev >/dev/null; \
 	  else echo "a C compiler is needed once: sudo apt-get install gcc"; exit 1; fi; }
 
-# Debian tools the tests drive for real (fio 3.33); installed when missing and we are root.
+# Debian tools the tests drive for real (fio 3.33, blkparse/btt, headless chromium for the report);
+# installed when missing and we are root.
 tools:
 	@missing=""; command -v fio >/dev/null || missing="fio"; \
 	  command -v blkparse >/dev/null && command -v btt >/dev/null || missing="$$missing blktrace"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
 	  [ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing >/dev/null; \

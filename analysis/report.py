@@ -105,11 +105,12 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
         body, _ = body_only.from_notebook_node(nb)
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
-        sections.append(f"<section id='{name}'><h1 class='nb'>{html.escape(title)}</h1>"
-                        f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
-                        + (f"<details><summary>figures written by this notebook ({len(own)})</summary>"
-                           f"{_table(frows, ('figure id', 'drawn by'))}</details>" if own else "")
-                        + f"{body}</section>")
+        details = (f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
+                   + (f"<details><summary>figures written by this notebook ({len(own)})</summary>"
+                      f"{_table(frows, ('figure id', 'drawn by'))}</details>" if own else ""))
+        # under the notebook's own title (its first heading), else at the top of the section
+        body = re.sub(r"(</h1>)", lambda m: m.group(1) + details, body, count=1) if "</h1>" in body else details + body
+        sections.append(f"<section id='{name}'>{body}</section>")
     style = ("<style>section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%;"
              "border-collapse:collapse}table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px}"
              "nav{background:#f6f6f6;padding:.5em 1em}</style>")
