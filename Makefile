@@ -52,7 +52,9 @@ manifest: .venv/.installed
 REPORT_NB := 00-ingest 10-consistency 20-io-schedulers 30-qos-snaptrim-recovery 31-qos-scrub 32-qos-campaign 40-block-workload
 reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
-	$(PY) -m papermill --log-level WARNING $< $@.tmp.ipynb -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" -p interactive False -p reuse_processed True -k python3 --cwd notebooks
+	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
+	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
+	  -p interactive False -p reuse_processed True -k python3 --cwd notebooks
 	mv $@.tmp.ipynb $@
 reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN

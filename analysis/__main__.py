@@ -42,6 +42,19 @@ def _report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _run_notebook(a: argparse.Namespace) -> int:
+    import subprocess
+
+    from .report import missing_campaigns, write_stub
+    missing = missing_campaigns(a.notebook, a.processed)
+    if missing:
+        print(f"{a.notebook}: no runs of {', '.join(missing)} in {a.data}: writing a stub section")
+        write_stub(a.notebook, missing, a.data, a.out)
+        return 0
+    extra = [x for x in a.papermill_args if x != "--"]
+    return subprocess.call([sys.executable, "-m", "papermill", a.notebook, a.out, *extra])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -57,6 +70,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("reports", nargs="?", default="reports")
     r.add_argument("--figures", default="figures", help="folder of the figures the notebooks wrote")
     r.set_defaults(fn=_report)
+    n = sub.add_parser("run-notebook", help="execute NOTEBOOK into OUT with papermill, or write a stub saying "
+                                           "which campaigns DATA lacks (the notebook is not run then)")
+    n.add_argument("notebook")
+    n.add_argument("out")
+    n.add_argument("--data", required=True)
+    n.add_argument("--processed", required=True)
+    n.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
+    n.set_defaults(fn=_run_notebook)
     args = ap.parse_args(argv)
     return args.fn(args)
 

@@ -120,3 +120,56 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, out)
     return out
+
+
+def required_campaigns(notebook: str | Path) -> list[str]:
+    """The campaigns a notebook reads, from its parameters cell: every ``campaign``, ``campaigns`` and
+    ``*_campaign`` default (string or list of strings)."""
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+    out: list[str] = []
+    for node in ast.parse(cell.source).body if cell else []:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("campaign", "campaigns") or name.endswith("_campaign"):
+                v = ast.literal_eval(node.value)
+                out += [v] if isinstance(v, str) else list(v)
+    return list(dict.fromkeys(out))
+
+
+def missing_campaigns(notebook: str | Path, processed: str | Path) -> list[str]:
+    """Campaigns the notebook needs that ``processed/summary.parquet`` has no row of."""
+    import pandas as pd
+
+    need = required_campaigns(notebook)
+    if not need:
+        return []
+    p = Path(processed) / "summary.parquet"
+    have = set(pd.read_parquet(p, columns=["campaign"])["campaign"].dropna().astype(str)) if p.is_file() else set()
+    return [c for c in need if c not in have]
+
+
+def write_stub(notebook: str | Path, missing: list[str], data_dir: str, out: str | Path) -> Path:
+    """An executed-notebook stand-in for a section whose data is absent: the notebook's title and a
+    sentence saying which campaigns ``data_dir`` lacks (``make report DATA=...`` renders it instead of
+    failing)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    title = _title(nb)
+    stub = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        f"# {title}\n\n**Nothing to show for this section:** `{data_dir}` has no runs of "
+        + ", ".join(f"`{c}`" for c in missing)
+        + f", which this notebook reads (its parameters cell names them). Run it on data that has them, or"
+          f" pass other campaign names with papermill `-p`.")])
+    stub.metadata["papermill"] = {"parameters": {"data_dir": data_dir}, "default_parameters": {},
+                                  "duration": 0.0, "start_time": "", "stub": True}
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    nbformat.write(stub, tmp)
+    os.replace(tmp, out)
+    return out

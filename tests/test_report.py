@@ -50,3 +50,29 @@ def test_figure_sources_cover_every_figure_id_prefix_in_use():
            workload.pattern_id("throughput-iops", "s", "write", "bfq")] + [f.id for f in qos_studies.FIGURES]
     assert [i for i in ids if figure_source(i)[0] == "unknown"] == []
     assert figure_source("qos-part2-chart04-measured") == ("analysis.figures.qos_studies.draw", "31-qos-scrub")
+
+
+def test_a_section_without_its_data_becomes_a_stub_not_a_failure(tmp_path):
+    import pandas as pd
+
+    from analysis.__main__ import main
+    from analysis.report import missing_campaigns, required_campaigns
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 99 · A study"),
+        nbformat.v4.new_code_cell('data_dir = "x"\ncampaign = "qos-2026"\nrados_campaign = "r-1"\n'
+                                  'campaigns = ["b-1", "qos-2026"]\nalpha = 0.05')])
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    path = tmp_path / "99-study.ipynb"
+    nbformat.write(nb, path)
+    assert required_campaigns(path) == ["qos-2026", "r-1", "b-1"]
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    pd.DataFrame({"campaign": ["qos-2026", "other"]}).to_parquet(proc / "summary.parquet")
+    assert missing_campaigns(path, proc) == ["r-1", "b-1"]
+    out = tmp_path / "out.ipynb"
+    assert main(["run-notebook", "--data", "/my/data", "--processed", str(proc), str(path), str(out)]) == 0
+    stub = nbformat.read(out, as_version=4)
+    assert stub.cells[0].source.startswith("# 99 · A study\n\n**Nothing to show for this section:** `/my/data` "
+                                           "has no runs of `r-1`, `b-1`")
+    assert stub.metadata["papermill"]["stub"] is True
