@@ -63,9 +63,9 @@ REPORT_JOBS ?= 2
 report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/files.parquet && \
-	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.html) && \
+	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.ipynb) && \
 	  $(PY) -m analysis report reports --figures figures >/dev/null && \
-	  printf 'report: %s\n' $(abspath reports/report.html $(REPORT_NB:%=reports/%.html)) && \
+	  printf 'report: %s\n' $(abspath reports/report.html) && \
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
 .PRECIOUS: reports/%.ipynb
 

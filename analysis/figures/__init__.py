@@ -24,9 +24,14 @@ def save(fig, out_dir: str | Path, dpi: int = 110, formats: tuple[str, ...] = ("
     return paths[0]
 
 
-def show(out_dir: str | Path) -> None:
-    """Save the current matplotlib figure with :func:`save`, then show it (notebook convenience)."""
+def show(out_dir: str | Path, fig=None) -> Path:
+    """Save ``fig`` (default: the current figure) with :func:`save`, display the saved PNG and close the
+    figure: one render for the file and the notebook instead of two (notebook convenience)."""
     import matplotlib.pyplot as plt
+    from IPython.display import Image, display
 
-    save(plt.gcf(), out_dir)
-    plt.show()
+    fig = fig if fig is not None else plt.gcf()
+    png = save(fig, out_dir)
+    display(Image(filename=str(png)))
+    plt.close(fig)
+    return png
