@@ -54,7 +54,7 @@ reports/%.ipynb: notebooks/%.ipynb $(PROC)/files.parquet
 	@mkdir -p reports
 	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
 	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
-	  -p interactive False -p reuse_processed True -k python3 --cwd notebooks
+	  -p reuse_processed True -k python3 --cwd notebooks
 	mv $@.tmp.ipynb $@
 reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN

@@ -3,7 +3,8 @@
 Each notebook becomes a section (code hidden, images embedded by nbconvert) headed by the parameters
 papermill ran it with and the data it read (the SHA-256 of ``data/raw/MANIFEST.sha256``, which hashes
 every raw file), followed by an index of the figures it wrote to ``figures/``: each figure's stable id,
-the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  A table of
+the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  Interactive
+plotly outputs become live figures, with plotly.js embedded once in the page (offline).  A table of
 contents links the sections.  The page is written to a temp file and renamed into place.
 """
 
@@ -65,6 +66,27 @@ def _table(rows: list[tuple[str, str]], head: tuple[str, str]) -> str:
     return f"<table class='meta'><tr><th>{head[0]}</th><th>{head[1]}</th></tr>{body}</table>"
 
 
+PLOTLY = "application/vnd.plotly.v1+json"
+
+
+def _plotly_to_html(nb, prefix: str) -> int:
+    """Replace each plotly output of ``nb`` by a div and a ``Plotly.newPlot`` call (plotly.js itself is
+    embedded once in the page head); returns how many were replaced."""
+    n = 0
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if PLOTLY in data:
+                fig = data.pop(PLOTLY)
+                div = f"{prefix}-plotly-{n}"
+                spec = json.dumps({"data": fig.get("data", []), "layout": fig.get("layout", {})})
+                data["text/html"] = (f"<div id='{div}' class='report-plotly'></div><script>(function(){{"
+                                     f"var f={spec};Plotly.newPlot('{div}',f.data,f.layout,{{responsive:true}});}})();"
+                                     f"</script>")
+                n += 1
+    return n
+
+
 def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = "figures",
                  out: str | Path | None = None) -> Path:
     """Assemble ``<reports_dir>/report.html`` from ``<reports_dir>/NN-*.ipynb`` (the papermill outputs).
@@ -84,6 +106,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     rel_fig = os.path.relpath(figures, out.parent)
     head = ""
     toc, sections = [], []
+    n_plotly = 0
     for path in books:
         nb = nbformat.read(path, as_version=4)
         if not head:
@@ -103,6 +126,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         own = [f for f in figs if figure_source(f)[1] == name]
         frows = [(f, f"<code>{figure_source(f)[0]}</code> · <a href='{rel_fig}/{f}.png'>PNG</a> · "
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
+        n_plotly += _plotly_to_html(nb, name)
         body, _ = body_only.from_notebook_node(nb)
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
         details = (f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
@@ -114,6 +138,9 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     style = ("<style>section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%;"
              "border-collapse:collapse}table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px}"
              "nav{background:#f6f6f6;padding:.5em 1em}</style>")
+    if n_plotly:  # plotly.js once, inline: the page works offline
+        from plotly.offline import get_plotlyjs
+        style += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
     page = (f"<!DOCTYPE html><html>{head.replace('</head>', style + '</head>')}<body class='jp-Notebook'>"
             f"<nav><h1>cephqos-lab report</h1><ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
