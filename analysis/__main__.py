@@ -43,8 +43,6 @@ def _report(a: argparse.Namespace) -> int:
 
 
 def _run_notebook(a: argparse.Namespace) -> int:
-    import subprocess
-
     from .report import missing_campaigns, write_stub
     missing = missing_campaigns(a.notebook, a.processed)
     if missing:
@@ -52,7 +50,13 @@ def _run_notebook(a: argparse.Namespace) -> int:
         write_stub(a.notebook, missing, a.data, a.out)
         return 0
     extra = [x for x in a.papermill_args if x != "--"]
-    return subprocess.call([sys.executable, "-m", "papermill", a.notebook, a.out, *extra])
+    from papermill.cli import papermill as papermill_cli  # in this process: one interpreter start less
+    try:
+        papermill_cli.main(args=[a.notebook, a.out, *extra], standalone_mode=False)
+    except Exception as e:  # PapermillExecutionError and friends: the cell and traceback are printed above
+        print(f"{a.notebook}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
