@@ -103,9 +103,16 @@ def load(path: str | Path) -> pd.DataFrame:
     if missing:
         raise ProvenanceError(f"{path}: missing columns {missing}; expected {COLUMNS}")
     df = df[COLUMNS].copy()
-    df["value"] = pd.to_numeric(df["value"].replace("", np.nan))
-    df["seed_line"] = pd.to_numeric(df["seed_line"]).astype("int64")
-    df["approx"] = pd.to_numeric(df["approx"].replace("", "0")).astype("int64")
+    for col, empty in (("value", None), ("seed_line", "bad"), ("approx", "0")):
+        raw = df[col].replace("", empty) if empty != "bad" else df[col]
+        num = pd.to_numeric(raw, errors="coerce")
+        bad = num.isna() & raw.notna()
+        if bad.any():  # CSV line = row index + 2 (header is line 1)
+            i = int(np.flatnonzero(bad)[0])
+            raise ProvenanceError(f"{path}:{i + 2}: {col} {df[col].iloc[i]!r} is not a number")
+        df[col] = num
+    df["seed_line"] = df["seed_line"].astype("int64")
+    df["approx"] = df["approx"].astype("int64")
     return df
 
 

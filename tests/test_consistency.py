@@ -259,3 +259,18 @@ def test_holm_matches_statsmodels():
         p = rng.uniform(0, 0.2, m)
         p[: m // 3] = p[0]  # ties
         assert np.allclose(c.holm(p), multipletests(p, 0.05, "holm")[1])
+
+
+def test_blocked_anova_by_and_campaign_summary():
+    e = np.array([[0.1, -0.1, 0.0], [-0.1, 0.0, 0.1], [0.0, 0.1, -0.1]])
+    y = np.array([[g + 10 * b for b in range(3)] for g in range(3)]) + e
+    one = pd.DataFrame([(f"g{g}", b, y[g, b]) for g in range(3) for b in range(3)], columns=["arm", "round", "value"])
+    v = pd.concat([one.assign(scenario="s1"), one.iloc[:3].assign(scenario="s2")])  # s2: one block only
+    t = c.blocked_anova_by(v)
+    direct = c.blocked_anova(one.rename(columns={"arm": "group"}))
+    assert t.loc["s1", "group_F"] == pytest.approx(direct.loc["group", "F"]) and t.loc["s1", "runs"] == 9
+    assert t.loc["s1", "block_p"] == pytest.approx(direct.loc["block", "p"]) and math.isnan(t.loc["s2", "group_p"])
+    ov = pd.DataFrame({"cv": [0.1, 0.3], "hyp_result": [1, 0], "avg_result": [-1, 1], "range_result": [1, 1]})
+    s = c.campaign_summary({"x": ov}).loc["x"]
+    assert (s["tests"], s["hypothesis: consistent"], s["average only: invalid"]) == (2, 0.5, 0.5)
+    assert s["cv_median"] == pytest.approx(0.2) and s["range tolerance: consistent"] == 1.0

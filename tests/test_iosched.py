@@ -70,3 +70,12 @@ def test_figures_label_and_colour_the_seed_way():
     fills = [matplotlib.colors.to_hex(cells[(1, j)].get_facecolor()) for j in range(3)]
     assert fills == [fi.FILL["red"], fi.FILL["green"], fi.FILL["red"]]
     assert fig.get_label() == "iosched-summary-c-4k"
+
+
+def test_campaign_summary_counts_rejections():
+    v = pd.DataFrame({"campaign": ["a", "a", "a", "b"], "anova_p": [0.01, 0.2, 0.04, 0.5],
+                      "kw_p": [0.02, 0.3, 0.06, 0.4], "tukey_pairs": ["x<y", "", "", ""],
+                      "spread": [0.1, 0.2, 0.3, 0.05], "cv": [0.1, 0.1, 0.2, 0.1], "repeats_needed": [10, 4, 8, 99]})
+    s = io.campaign_summary(v, alpha=0.05)
+    assert s.loc["a"].tolist() == [3, 2, 1, 1, pytest.approx(0.15), 0.2, 0.1, 8, 10]
+    assert s.loc["b", "anova_sig"] == 0 and s.loc["b", "repeats_needed_max"] == 99

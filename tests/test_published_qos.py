@@ -92,3 +92,14 @@ def test_part1_contradictions_are_the_ones_read_in_the_seed():
     assert bad.to_dict() == {(196, "clat_during"): -18.16, (250, "client_iops"): -44.52,
                              (274, "clat_mean"): -5.42, (324, "snaptrim_rate"): 22.51}
     assert (r["status"] == "ok").sum() >= 30
+
+
+def test_load_names_file_and_line_of_a_bad_number(tmp_path):
+    rows = [row(metric="client_iops", printed="1", value="1"), row(metric="client_iops", printed="x", value="12,5")]
+    p = tmp_path / "bad.csv"
+    pd.DataFrame(rows, columns=pq.COLUMNS).to_csv(p, index=False)
+    with pytest.raises(pq.ProvenanceError, match=r"bad\.csv:3: value '12,5' is not a number"):
+        pq.load(p)
+    pd.DataFrame([c for c in rows[:1]], columns=pq.COLUMNS).drop(columns="sentence").to_csv(p, index=False)
+    with pytest.raises(pq.ProvenanceError, match="missing columns \\['sentence'\\]"):
+        pq.load(p)

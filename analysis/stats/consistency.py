@@ -637,3 +637,34 @@ def blocked_anova(values: pd.DataFrame, group: str = "group", block: str = "roun
     out = pd.concat([two.set_axis(["group", "block", "residual"]),
                      one.set_axis(["group (one-way)", "residual (one-way)"])])
     return out.rename(columns={"PR(>F)": "p"})[["df", "sum_sq", "F", "p"]]
+
+
+def blocked_anova_by(values: pd.DataFrame, by: str = "scenario", group: str = "arm",
+                     block: str = "round") -> pd.DataFrame:
+    """:func:`blocked_anova` for each level of ``by`` (e.g. every scenario of a campaign): one row each with
+    ``groups``, ``runs``, the group effect with blocks (``group_F``, ``group_p``) and without
+    (``group_p_oneway``), and the block effect (``block_F``, ``block_p``).  Levels without a residual
+    get NaN."""
+    rows = []
+    for key, g in values.groupby(by, sort=False, observed=True):
+        a = blocked_anova(g, group=group, block=block)
+        get = (lambda r, c: a.loc[r, c] if r in a.index else np.nan)
+        rows.append({by: key, "groups": g[group].nunique(), "runs": len(g),
+                     "group_F": get("group", "F"), "group_p": get("group", "p"),
+                     "group_p_oneway": get("group (one-way)", "p"),
+                     "block_F": get("block", "F"), "block_p": get("block", "p")})
+    return pd.DataFrame(rows).set_index(by)
+
+
+def campaign_summary(overviews: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per campaign (name → :func:`overview` table): ``tests``, ``cv_median``, ``cv_p90`` and, for each method
+    present, the share of tests coded consistent and invalid (:func:`verdict_shares`)."""
+    rows = []
+    for name, ov in overviews.items():
+        sh = verdict_shares(ov)
+        row = {"campaign": name, "tests": len(ov), "cv_median": ov["cv"].median(), "cv_p90": ov["cv"].quantile(0.9)}
+        for meth in sh.index:
+            row[f"{meth}: consistent"] = sh.loc[meth, "consistent"]
+            row[f"{meth}: invalid"] = sh.loc[meth, "invalid"]
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("campaign")

@@ -85,3 +85,18 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
                      spread, cv, need))
     return pd.DataFrame(rows, columns=list(by) + ["repeats", "anova_p", "kw_p", "tukey_pairs", "best", "worst",
                                                   "spread", "cv", "repeats_needed"])
+
+
+def campaign_summary(verdicts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per campaign over :func:`workload_verdicts`: ``workloads``, how many reject at ``alpha`` by ANOVA
+    (``anova_sig``) and Kruskal–Wallis (``kw_sig``), ``with_tukey_pair``, ``expected_by_chance`` (=
+    alpha × workloads), and the median spread, noise and repeats needed (max too)."""
+    out = verdicts.groupby("campaign").agg(workloads=("anova_p", "size"),
+                                           anova_sig=("anova_p", lambda p: int((p < alpha).sum())),
+                                           kw_sig=("kw_p", lambda p: int((p < alpha).sum())),
+                                           with_tukey_pair=("tukey_pairs", lambda t: int((t != "").sum())),
+                                           spread_median=("spread", "median"), cv_median=("cv", "median"),
+                                           repeats_needed_median=("repeats_needed", "median"),
+                                           repeats_needed_max=("repeats_needed", "max"))
+    out.insert(4, "expected_by_chance", alpha * out["workloads"])
+    return out
