@@ -1,10 +1,15 @@
-"""Command line: ``python -m analysis ingest DIR [--out DIR]`` and ``python -m analysis manifest DIR``."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps`` (``--help`` on each)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+# jsonschema (under nbformat, papermill, nbconvert) imports rfc3987_syntax when installed (a transitive
+# dependency of jupyterlab), which builds a grammar at import: 1.0 s of every notebook run here.  Its
+# "iri" formats are never used by notebook validation; without it jsonschema skips them.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -39,6 +44,13 @@ def _manifest(args: argparse.Namespace) -> int:
 def _report(a: argparse.Namespace) -> int:
     from .report import build_report
     print(build_report(a.reports, a.figures))
+    return 0
+
+
+def _deps(a: argparse.Namespace) -> int:
+    from .report import notebook_deps, write_if_changed
+    text = notebook_deps(a.notebooks, a.processed, reports=a.reports)
+    write_if_changed(Path(a.out), text)
     return 0
 
 
@@ -82,6 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     n.add_argument("--processed", required=True)
     n.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
     n.set_defaults(fn=_run_notebook)
+    d = sub.add_parser("deps", help="write make rules tying each executed notebook to the campaigns it reads "
+                                    "(stamps under PROCESSED/campaigns, rewritten only when the data changes)")
+    d.add_argument("notebooks", nargs="+")
+    d.add_argument("--processed", required=True)
+    d.add_argument("--reports", default="reports")
+    d.add_argument("--out", required=True, help="the makefile fragment to write")
+    d.set_defaults(fn=_deps)
     args = ap.parse_args(argv)
     return args.fn(args)
 

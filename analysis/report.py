@@ -1,8 +1,9 @@
 """``reports/report.html``: every executed notebook of ``make report`` in one self-contained page.
 
 Each notebook becomes a section (code hidden, images embedded by nbconvert) headed by the parameters
-papermill ran it with and the data it read (the SHA-256 of ``data/raw/MANIFEST.sha256``, which hashes
-every raw file), followed by an index of the figures it wrote to ``figures/``: each figure's stable id,
+papermill ran it with and the data it read (per campaign it names: the number of raw files and a digest
+over their SHA-256s, :func:`campaign_stamp`; the published tables it cites; for a notebook naming no
+campaign, the SHA-256 of ``MANIFEST.sha256``, which hashes every raw file), followed by an index of the figures it wrote to ``figures/``: each figure's stable id,
 the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  Interactive
 plotly outputs become live figures, with plotly.js embedded once in the page (offline).  A table of
 contents links the sections.  The page is written to a temp file and renamed into place.
@@ -10,6 +11,7 @@ contents links the sections.  The page is written to a temp file and renamed int
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import json
@@ -58,7 +60,7 @@ def _title(nb) -> str:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(no manifest)"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(missing)"
 
 
 def _table(rows: list[tuple[str, str]], head: tuple[str, str]) -> str:
@@ -87,8 +89,43 @@ def _plotly_to_html(nb, prefix: str) -> int:
     return n
 
 
+def _files_table(path: Path):
+    return _files_table_at(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _files_table_at(path: Path, mtime_ns: int):  # one read per report, re-read when the file changes
+    import pandas as pd
+    return pd.read_parquet(path, columns=["path", "sha256", "campaign"])
+
+
+def _data_read(params: dict, nb, published: Path) -> str:
+    """What a notebook read: its campaigns (files, digest of their SHA-256s) from ``processed_dir`` and
+    the published CSVs it cites, else the raw manifest's SHA-256."""
+    import pandas as pd
+
+    data_dir = Path(str(params.get("data_dir", "data/raw")))
+    proc = Path(str(params.get("processed_dir", data_dir.parent / "processed")))
+    need = campaigns_of(params)
+    parts = []
+    if need and (proc / "files.parquet").is_file():
+        files = _files_table(proc / "files.parquet")
+        for c in need:
+            n = int((files["campaign"] == c).sum())
+            parts.append(f"campaign <code>{html.escape(c)}</code>: {n} files, digest "
+                         f"{_digest(campaign_stamp(files, c))[:16]}…" if n else
+                         f"campaign <code>{html.escape(c)}</code>: absent")
+    else:
+        manifest = data_dir / "MANIFEST.sha256"
+        n_files = sum(1 for _ in manifest.open()) if manifest.is_file() else 0
+        parts.append(f"{html.escape(str(data_dir))}: MANIFEST.sha256 {_sha256(manifest)[:16]}… ({n_files} files)")
+    for f in cited_published(nb):
+        parts.append(f"<code>data/published/{html.escape(f)}</code> {_sha256(published / f)[:16]}…")
+    return "<br>".join(parts)
+
+
 def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = "figures",
-                 out: str | Path | None = None) -> Path:
+                 out: str | Path | None = None, published: str | Path | None = None) -> Path:
     """Assemble ``<reports_dir>/report.html`` from ``<reports_dir>/NN-*.ipynb`` (the papermill outputs).
 
     Raises FileNotFoundError when no executed notebook is there (run ``make report``)."""
@@ -96,6 +133,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     from nbconvert import HTMLExporter
 
     reports, figures = Path(reports_dir), Path(figures_dir)
+    published = Path(published) if published else Path(__file__).resolve().parents[1] / "data" / "published"
     books = sorted(reports.glob("[0-9][0-9]-*.ipynb"))
     if not books:
         raise FileNotFoundError(f"{reports}: no executed notebooks (NN-*.ipynb); run `make report` first")
@@ -115,15 +153,11 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         name = path.stem
         title = _title(nb)
         pm = nb.metadata.get("papermill", {})
-        params = {**pm.get("default_parameters", {}), **pm.get("parameters", {})}
-        data_dir = Path(str(params.get("data_dir", "data/raw")))
-        manifest = data_dir / "MANIFEST.sha256"
-        n_files = sum(1 for _ in manifest.open()) if manifest.is_file() else 0
+        params = {**notebook_parameters(nb), **pm.get("default_parameters", {}), **pm.get("parameters", {})}
         meta = [(k, html.escape(json.dumps(v))) for k, v in sorted(params.items())]
-        meta += [("data read", f"{html.escape(str(data_dir))}: MANIFEST.sha256 {_sha256(manifest)[:16]}… "
-                  f"({n_files} files)"),
+        meta += [("data read", _data_read(params, nb, published)),
                  ("ran", f"{html.escape(str(pm.get('start_time', '')))}, {pm.get('duration', 0):.1f} s")]
-        own = [f for f in figs if figure_source(f)[1] == name]
+        own = [] if pm.get("stub") else [f for f in figs if figure_source(f)[1] == name]  # stale files stay out
         frows = [(f, f"<code>{figure_source(f)[0]}</code> · <a href='{rel_fig}/{f}.png'>PNG</a> · "
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
         n_plotly += _plotly_to_html(nb, name)
@@ -149,23 +183,98 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     return out
 
 
-def required_campaigns(notebook: str | Path) -> list[str]:
-    """The campaigns a notebook reads, from its parameters cell: every ``campaign``, ``campaigns`` and
-    ``*_campaign`` default (string or list of strings)."""
+PUBLISHED_REF = re.compile(r"data/published/([\w.-]+\.csv)")
+
+
+def cited_published(notebook: str | Path) -> list[str]:
+    """The ``data/published/*.csv`` files a notebook (path or node) names in its cells (file names, sorted)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4) if isinstance(notebook, (str, Path)) else notebook
+    return sorted({m for c in nb.cells for m in PUBLISHED_REF.findall(c.source)})
+
+
+def campaign_stamp(files, campaign: str) -> str:
+    """The stamp of one campaign's raw data: ``"<sha256>  <path>"`` per file of ``files.parquet`` with that
+    campaign, sorted by path; ``"absent\n"`` when it has none.  Unchanged data, unchanged stamp."""
+    sel = files[files["campaign"] == campaign].sort_values("path")
+    if not len(sel):
+        return "absent\n"
+    return "".join(f"{h}  {p}\n" for h, p in zip(sel["sha256"].fillna("-"), sel["path"]))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` (temp file, then rename) unless it already holds exactly that: the mtime of
+    an unchanged stamp stays, so make does not re-run what depends on it.  True when written."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return True
+
+
+def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: str = "reports",
+                  published: str = "data/published") -> str:
+    """make rules on the data each notebook reads: writes ``<processed>/campaigns/<campaign>.sha256``
+    (:func:`campaign_stamp`, rewritten only when it changes) for every campaign a notebook's parameters
+    name, and returns the rules ``<reports>/<nb>.ipynb: <those stamps> <cited published CSVs>``.  A
+    notebook naming no campaign reads everything: it depends on ``files.parquet``."""
+    import pandas as pd
+
+    proc = Path(processed)
+    files = pd.read_parquet(proc / "files.parquet", columns=["path", "sha256", "campaign"])
+    lines = []
+    for nb in map(Path, notebooks):
+        need = required_campaigns(nb)
+        deps = []
+        for c in need:
+            stamp = proc / "campaigns" / f"{c}.sha256"
+            write_if_changed(stamp, campaign_stamp(files, c))
+            deps.append(str(stamp))
+        if not need:
+            deps.append(str(proc / "files.parquet"))
+        deps += [f"{published}/{f}" for f in cited_published(nb)]
+        lines.append(f"{reports}/{nb.stem}.ipynb: {' '.join(deps)}")
+    return "\n".join(lines) + "\n"
+
+
+def notebook_parameters(notebook) -> dict:
+    """The defaults of a notebook's (path or node) ``parameters`` cell: each top-level ``name = literal``;
+    a value that is not a literal is kept as its source text.  Papermill records only what it injects."""
     import ast
 
     import nbformat
 
-    nb = nbformat.read(notebook, as_version=4)
+    nb = nbformat.read(notebook, as_version=4) if isinstance(notebook, (str, Path)) else notebook
     cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
-    out: list[str] = []
+    out: dict = {}
     for node in ast.parse(cell.source).body if cell else []:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in ("campaign", "campaigns") or name.endswith("_campaign"):
-                v = ast.literal_eval(node.value)
-                out += [v] if isinstance(v, str) else list(v)
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                out[node.targets[0].id] = ast.get_source_segment(cell.source, node.value)
+    return out
+
+
+def campaigns_of(params: dict) -> list[str]:
+    """Every ``campaign``, ``campaigns`` and ``*_campaign`` value (string or list of strings), in order."""
+    out: list[str] = []
+    for name, v in params.items():
+        if (name in ("campaign", "campaigns") or name.endswith("_campaign")) and v:
+            out += [v] if isinstance(v, str) else list(v)
     return list(dict.fromkeys(out))
+
+
+def required_campaigns(notebook: str | Path) -> list[str]:
+    """The campaigns a notebook reads, from its parameters cell (:func:`campaigns_of` its defaults)."""
+    return campaigns_of(notebook_parameters(notebook))
 
 
 def missing_campaigns(notebook: str | Path, processed: str | Path) -> list[str]:

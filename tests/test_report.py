@@ -76,3 +76,78 @@ def test_a_section_without_its_data_becomes_a_stub_not_a_failure(tmp_path):
     assert stub.cells[0].source.startswith("# 99 · A study\n\n**Nothing to show for this section:** `/my/data` "
                                            "has no runs of `r-1`, `b-1`")
     assert stub.metadata["papermill"]["stub"] is True
+
+
+def _study(path, params: str, prose: str = "") -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# A study\n\n{prose}"),
+                                         nbformat.v4.new_code_cell(params)])
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, path)
+
+
+def test_make_rules_tie_each_notebook_to_the_stamps_of_the_campaigns_it_reads(tmp_path):
+    import pandas as pd
+
+    from analysis.report import campaign_stamp, notebook_deps
+
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    files = pd.DataFrame({"path": ["q/b/fio.json", "q/a/fio.json", "r/x.log", "MANIFEST.sha256"],
+                          "sha256": ["bb", "aa", "cc", "dd"], "campaign": ["qos-2026", "qos-2026", "rb-1", None]})
+    files.to_parquet(proc / "files.parquet")
+    _study(tmp_path / "30-q.ipynb", 'campaign = "qos-2026"', "reads `data/published/qos-part1.csv` and "
+                                                            "data/published/qos-part1.csv again")
+    _study(tmp_path / "20-b.ipynb", 'fio_campaign = "gone-1"\nrados_campaign = "rb-1"')
+    _study(tmp_path / "00-all.ipynb", 'data_dir = "x"')
+    nbs = [tmp_path / n for n in ("30-q.ipynb", "20-b.ipynb", "00-all.ipynb")]
+    rules = notebook_deps(nbs, proc, reports="out", published="pub")
+    assert rules.splitlines() == [
+        f"out/30-q.ipynb: {proc}/campaigns/qos-2026.sha256 pub/qos-part1.csv",
+        f"out/20-b.ipynb: {proc}/campaigns/gone-1.sha256 {proc}/campaigns/rb-1.sha256",
+        f"out/00-all.ipynb: {proc}/files.parquet"]
+    stamp = proc / "campaigns" / "qos-2026.sha256"
+    assert stamp.read_text() == "aa  q/a/fio.json\nbb  q/b/fio.json\n"        # sorted by path
+    assert (proc / "campaigns" / "gone-1.sha256").read_text() == "absent\n"   # its arrival will re-run 20-b
+    assert campaign_stamp(files, "rb-1") == "cc  r/x.log\n"
+    import os
+    os.utime(stamp, (1_000_000, 1_000_000))
+    notebook_deps(nbs, proc)                                                  # same data: stamp untouched
+    assert stamp.stat().st_mtime == 1_000_000
+    files.loc[0, "sha256"] = "b2"                                             # one raw file changed
+    files.to_parquet(proc / "files.parquet")
+    notebook_deps(nbs, proc)
+    assert stamp.stat().st_mtime > 1_000_000 and "b2  q/b/fio.json" in stamp.read_text()
+    assert (proc / "campaigns" / "rb-1.sha256").read_text() == "cc  r/x.log\n"
+
+
+def test_report_names_each_campaign_read_with_its_digest_and_the_published_files(tmp_path):
+    import hashlib
+
+    import pandas as pd
+
+    reports, figures, proc, pub = (tmp_path / d for d in ("reports", "figures", "proc", "pub"))
+    for d in (reports, figures, proc, pub):
+        d.mkdir()
+    pd.DataFrame({"path": ["q/a", "q/b"], "sha256": ["aa", "bb"], "campaign": ["qos-2026"] * 2}
+                 ).to_parquet(proc / "files.parquet")
+    (pub / "qos-part1.csv").write_text("seed,value\n")
+    nb = executed("30 · QoS", {"data_dir": str(tmp_path / "raw"), "processed_dir": str(proc),
+                                "rados_campaign": "none-1"}, "out")
+    nb.cells[0].source += "\n\nfrom data/published/qos-part1.csv"
+    nb.cells.insert(1, nbformat.v4.new_code_cell('campaign = "qos-2026"   # default, not injected\n'
+                                                 'bands = (0.1, 0.2)\nrados_campaign = "r"\nn = 2 * 3'))
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, reports / "30-qos-snaptrim-recovery.ipynb")
+    stub = executed("31 · Scrub", {"data_dir": "x"}, "")
+    stub.metadata["papermill"]["stub"] = True
+    nbformat.write(stub, reports / "31-qos-scrub.ipynb")
+    (figures / "qos-part2-chart01-published.png").write_bytes(b"old")       # from an earlier run
+    page = build_report(reports, figures, published=pub).read_text()
+    digest = hashlib.sha256(b"aa  q/a\nbb  q/b\n").hexdigest()[:16]
+    assert f"campaign <code>qos-2026</code>: 2 files, digest {digest}" in page
+    assert "campaign <code>none-1</code>: absent" in page
+    csv_sha = hashlib.sha256(b"seed,value\n").hexdigest()[:16]
+    assert f"data/published/qos-part1.csv</code> {csv_sha}" in page
+    assert "qos-part2-chart01" not in page                                  # a stub indexes no figures
+    assert "<code>bands</code></td><td>[0.1, 0.2]" in page and "<code>n</code></td><td>&quot;2 * 3&quot;" in page
+    assert "<code>rados_campaign</code></td><td>&quot;none-1&quot;" in page  # injected over the default
