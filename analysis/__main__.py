@@ -12,7 +12,30 @@ from pathlib import Path
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 
+def _ingest_dask(args: argparse.Namespace) -> int:
+    from .ingest.base import IngestError
+    from .ingest.scale import ingest_dask
+    try:
+        res = ingest_dask(args.dir, args.out, address=args.dask or None, workers=args.workers,
+                          progress=None if not args.no_progress else False)
+    except IngestError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    counts = res.files["status"].value_counts().to_dict() if len(res.files) else {}
+    print(f"{len(res.files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print(f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} batches on "
+          f"{res.workers} dask worker(s), {res.seconds:.1f} s → {args.out}/{{files.parquet,summary/,series/}}")
+    if res.failed:
+        print(f"\n{len(res.failed)} file(s) failed:", file=sys.stderr)
+        for _, err in res.failed:
+            print(f"  {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _ingest(args: argparse.Namespace) -> int:
+    if args.dask is not None:
+        return _ingest_dask(args)
     from .ingest.base import IngestError
     from .ingest.walk import ingest, write_tables
     try:
@@ -78,6 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("dir")
     a.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
     a.add_argument("--no-progress", action="store_true", help="no progress bar")
+    a.add_argument("--dask", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="read the files as Dask tasks: on the cluster at ADDRESS (tcp://host:8786), or without "
+                        "an address on a LocalCluster here; writes Parquet partitioned by campaign and kind")
+    a.add_argument("--workers", type=int, default=None,
+                   help="LocalCluster worker processes (one thread each; default one per core)")
     a.set_defaults(fn=_ingest)
     m = sub.add_parser("manifest", help="(re)write DIR/MANIFEST.sha256 over every file below DIR")
     m.add_argument("dir")

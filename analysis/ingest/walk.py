@@ -272,8 +272,106 @@ def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[s
     return df
 
 
+@dataclass
+class FileOutcome:
+    """What reading one file gave: its ``files`` row, and when parsed its run keys (``ctx``, with
+    ``kind`` and ``source``), tidy summary and series frames and its block requests (keys attached)."""
+    row: dict[str, Any]
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    ctx: dict[str, Any] | None = None
+    summary: pd.DataFrame | None = None
+    series: pd.DataFrame | None = None
+    requests: pd.DataFrame | None = None
+
+
+def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None) -> FileOutcome:
+    """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
+    error goes in the row and ``failed``).  The unit of work of both the serial and the Dask paths."""
+    rel = p.relative_to(root).as_posix()
+    row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
+                           "kind": None, "tool_version": None, "status": "ok", "error": None,
+                           "error_line": None, "partial": False, "meta_json": None}
+    row.update({k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"})
+    out = FileOutcome(row)
+    if manifest is not None and p.name != MANIFEST:
+        want = manifest.get(rel)
+        row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
+    if p.name in CONTEXT_FILES or p.name == MANIFEST:
+        row["status"] = "context"
+        row["kind"] = p.name
+    elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json"):
+        row["status"] = "context"
+        row["kind"] = "capture-aux"
+    elif row["size_bytes"] == 0:
+        row["status"] = "empty"
+    else:
+        try:
+            kind = detect(p)
+        except IngestError as e:
+            kind = None
+            row.update(status="failed", error=str(e), error_line=e.line)
+            out.failed.append((rel, str(e)))
+        if kind is None and row["status"] != "failed":
+            row["status"] = "unrecognised"
+        elif kind is not None:
+            try:
+                parsed = read(p)
+                row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
+                           partial=parsed.partial, status="partial" if parsed.partial else "ok",
+                           meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
+                out.ctx = {**{k: v for k, v in ctx.items() if k != "context_source"},
+                           "kind": parsed.kind, "source": rel}
+                out.summary, out.series = parsed.summary, parsed.series
+                req = parsed.tables.get("requests")
+                if req is not None and len(req):
+                    keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
+                    out.requests = req.assign(kind=parsed.kind, source=rel, **keys)
+            except IngestError as e:
+                row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
+                out.failed.append((rel, str(e)))
+    if row.get("manifest") == "MISMATCH":
+        msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
+        row.update(status="failed", error=msg)
+        out.failed.append((rel, msg))
+    return out
+
+
+def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, IngestError]],
+             manifest: dict[str, str] | None) -> IngestResult:
+    """The tables of a list of :class:`FileOutcome` (in walk order) plus the run-context errors
+    (path relative to the root, error) and the manifest's entries that no file matched."""
+    file_rows = [o.row for o in outcomes]
+    failed = [f for o in outcomes for f in o.failed]
+    parsed = [o for o in outcomes if o.ctx is not None]
+    for rel, e in context_errors:
+        failed.append((rel, str(e)))
+        for row in file_rows:
+            if row["path"] == rel:
+                row.update(status="failed", error=str(e), error_line=e.line)
+    if manifest is not None:
+        seen = {r["path"] for r in file_rows}
+        for rel in sorted(set(manifest) - seen):
+            msg = f"{rel}: listed in {MANIFEST} but missing"
+            failed.append((rel, msg))
+            file_rows.append({"path": rel, "status": "failed", "error": msg})
+    files = pd.DataFrame(file_rows)
+    tables = {}
+    reqs = [o.requests for o in parsed if o.requests is not None]
+    if reqs:
+        t = pd.concat(reqs, ignore_index=True)
+        for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
+            t[c] = t[c].astype("category")
+        tables["blk_requests"] = t
+    ctxs = [o.ctx for o in parsed]
+    fids = list(range(len(parsed)))
+    return IngestResult(files=files, summary=_assemble([o.summary for o in parsed], fids, ctxs, SUMMARY_COLUMNS),
+                        series=_assemble([o.series for o in parsed], fids, ctxs, SERIES_COLUMNS),
+                        failed=failed, tables=tables)
+
+
 def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
-    """Read every file below ``root``; never stops at a bad file (see ``IngestResult.failed``)."""
+    """Read every file below ``root`` in this process; never stops at a bad file (see
+    ``IngestResult.failed``).  ``analysis.ingest.scale`` runs the same per-file work on Dask."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise IngestError(root, "expected a directory to ingest")
@@ -286,92 +384,25 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
     if progress:
         from tqdm import tqdm
         it = tqdm(paths, desc="ingest", unit="file")
-    file_rows: list[dict[str, Any]] = []
-    summaries: list[pd.DataFrame] = []
-    series: list[pd.DataFrame] = []
-    fids: list[int] = []  # the parsed file each summary/series frame came from (index into parsed_ctx)
-    parsed_ctx: list[dict[str, Any]] = []
-    failed: list[tuple[str, str]] = []
-    blk_requests: list[pd.DataFrame] = []
-    for p in it:
-        rel = p.relative_to(root).as_posix()
-        ctx = contexts.get(p.parent)
-        row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
-                               "kind": None, "tool_version": None, "status": "ok", "error": None,
-                               "error_line": None, "partial": False, "meta_json": None}
-        row.update({k: (str(v) if v is not None else None) for k, v in ctx.items()
-                    if k != "context_source"})
-        if manifest is not None and p.name != MANIFEST:
-            want = manifest.get(rel)
-            row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
-        if p.name in CONTEXT_FILES or p.name == MANIFEST:
-            row["status"] = "context"
-            row["kind"] = p.name
-        elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json"):
-            row["status"] = "context"
-            row["kind"] = "capture-aux"
-        elif row["size_bytes"] == 0:
-            row["status"] = "empty"
-        else:
-            try:
-                kind = detect(p)
-            except IngestError as e:
-                kind = None
-                row.update(status="failed", error=str(e), error_line=e.line)
-                failed.append((rel, str(e)))
-            if kind is None and row["status"] != "failed":
-                row["status"] = "unrecognised"
-            elif kind is not None:
-                try:
-                    parsed = read(p)
-                    row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
-                               partial=parsed.partial, status="partial" if parsed.partial else "ok",
-                               meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
-                    fids.append(len(parsed_ctx))
-                    parsed_ctx.append({**{k: v for k, v in ctx.items() if k != "context_source"},
-                                       "kind": parsed.kind, "source": rel})
-                    summaries.append(parsed.summary)
-                    series.append(parsed.series)
-                    req = parsed.tables.get("requests")
-                    if req is not None and len(req):
-                        keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
-                        blk_requests.append(req.assign(kind=parsed.kind, source=rel, **keys))
-                except IngestError as e:
-                    row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
-                    failed.append((rel, str(e)))
-        if row.get("manifest") == "MISMATCH":
-            msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
-            row.update(status="failed", error=msg)
-            failed.append((rel, msg))
-        file_rows.append(row)
-    for p, e in contexts.errors:
-        failed.append((p.relative_to(root).as_posix(), str(e)))
-        for row in file_rows:
-            if row["path"] == p.relative_to(root).as_posix():
-                row.update(status="failed", error=str(e), error_line=e.line)
-    if manifest is not None:
-        seen = {r["path"] for r in file_rows}
-        for rel in sorted(set(manifest) - seen):
-            msg = f"{rel}: listed in {MANIFEST} but missing"
-            failed.append((rel, msg))
-            file_rows.append({"path": rel, "status": "failed", "error": msg})
-    files = pd.DataFrame(file_rows)
-    tables = {}
-    if blk_requests:
-        t = pd.concat(blk_requests, ignore_index=True)
-        for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
-            t[c] = t[c].astype("category")
-        tables["blk_requests"] = t
-    return IngestResult(files=files, summary=_assemble(summaries, fids, parsed_ctx, SUMMARY_COLUMNS),
-                        series=_assemble(series, fids, parsed_ctx, SERIES_COLUMNS), failed=failed, tables=tables)
+    outcomes = [ingest_file(p, root, contexts.get(p.parent), manifest) for p in it]
+    errors = [(p.relative_to(root).as_posix(), e) for p, e in contexts.errors]
+    return assemble(outcomes, errors, manifest)
 
 
 def read_tables(processed: str | Path) -> IngestResult:
-    """The tables :func:`write_tables` wrote (``make data``), as an :class:`IngestResult` (``failed`` is
-    rebuilt from the files table's ``failed`` rows).  FileNotFoundError names the missing table."""
+    """The tables :func:`write_tables` (``make data``) or ``scale.ingest_dask`` wrote, as an
+    :class:`IngestResult` (``failed`` is rebuilt from the files table's ``failed`` rows).
+    FileNotFoundError names the missing table."""
     p = Path(processed)
-    t = {n: pd.read_parquet(p / f"{n}.parquet") for n in ("files", "summary", "series")}
-    extra = {n: pd.read_parquet(p / f"{n}.parquet") for n in OPTIONAL_TABLES if (p / f"{n}.parquet").exists()}
+
+    def table(n: str) -> pd.DataFrame:  # a partitioned dataset (the Dask path) or one file (serial)
+        if n != "files" and (p / n).is_dir():
+            from .scale import read_dataset
+            return read_dataset(p / n)
+        return pd.read_parquet(p / f"{n}.parquet")
+
+    t = {n: table(n) for n in ("files", "summary", "series")}
+    extra = {n: table(n) for n in OPTIONAL_TABLES if (p / f"{n}.parquet").exists() or (p / n).is_dir()}
     f = t["files"]
     failed = list(zip(f.loc[f["status"] == "failed", "path"], f.loc[f["status"] == "failed", "error"])) \
         if "error" in f else []
@@ -396,6 +427,9 @@ def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
         for name, tmp in tmps.items():
             final[name] = out / f"{name}.parquet"
             os.replace(tmp, final[name])
+            if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
+                import shutil
+                shutil.rmtree(out / name)
         return final
     finally:
         for tmp in tmps.values():

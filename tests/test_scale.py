@@ -1,0 +1,97 @@
+"""analysis.ingest.scale: the Dask path gives the serial path's tables, partitioned by campaign and kind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from analysis.ingest.scale import canonical, ingest_dask, plan_batches, read_dataset
+from analysis.ingest.walk import ingest, read_tables, write_tables, write_manifest
+
+from conftest import FIXTURES
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two worker processes, one thread each: tasks really cross process boundaries (pickling)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def test_batches_are_consecutive_bounded_by_bytes_and_files_and_a_big_file_stands_alone():
+    assert plan_batches([10, 10, 10, 10, 10], batch_bytes=25, batch_files=10) == [(0, 2), (2, 4), (4, 5)]
+    assert plan_batches([1] * 7, batch_bytes=100, batch_files=3) == [(0, 3), (3, 6), (6, 7)]
+    assert plan_batches([5, 500, 5, 5], batch_bytes=20, batch_files=10) == [(0, 1), (1, 2), (2, 4)]
+    assert plan_batches([], 10, 10) == []
+
+
+def _same(a, b) -> None:
+    for n in ("files", "summary", "series"):
+        pd.testing.assert_frame_equal(canonical(getattr(a, n)), canonical(getattr(b, n)), check_dtype=False)
+    assert sorted(a.failed) == sorted(b.failed)
+    assert a.tables.keys() == b.tables.keys()
+    for k in a.tables:
+        pd.testing.assert_frame_equal(canonical(a.tables[k]), canonical(b.tables[k]), check_dtype=False)
+
+
+def test_dask_tables_equal_the_serial_tables_on_every_fixture_format(tmp_path, client):
+    serial, dask = tmp_path / "serial", tmp_path / "dask"
+    write_tables(ingest(FIXTURES, progress=False), serial)
+    res = ingest_dask(FIXTURES, dask, batch_files=4, client=client, progress=False)   # many batches
+    assert res.batches >= 10 and res.workers == 2 and res.failed == []
+    a, b = read_tables(serial), read_tables(dask)
+    assert len(b.series) == len(a.series) > 9000 and len(b.tables["blk_requests"]) == len(a.tables["blk_requests"]) > 3000
+    _same(a, b)
+    parts = sorted(p.relative_to(dask).as_posix() for p in dask.glob("series/*/*"))
+    assert "series/campaign=_none/kind=fio-log" in parts and "series/campaign=_none/kind=rados-bench" in parts
+    assert not (dask / "series.parquet").exists() and not list(dask.glob(".ingest-*"))
+
+
+def test_failures_context_errors_and_manifest_gaps_match_the_serial_path(tmp_path, client):
+    root = tmp_path / "raw"
+    for run in ("good", "bad"):
+        d = root / "camp" / run
+        d.mkdir(parents=True)
+        for f in sorted((FIXTURES / "fio" / "randread-4k-windowed").iterdir()):
+            shutil.copy(f, d / f.name)
+        (d / "run.json").write_text(json.dumps({"campaign": "c-1", "scenario": run}))
+    (root / "camp" / "bad" / "run.json").write_text('{"campaign": "c-1",\n  "scenario": }')   # line 2
+    (root / "camp" / "good" / "broken.json").write_text('{"fio version": "fio-3.33", "jobs": [')
+    write_manifest(root)
+    (root / "camp" / "good" / "gone.txt").write_text("x")
+    manifest = (root / "MANIFEST.sha256").read_text()
+    (root / "MANIFEST.sha256").write_text(manifest + f"{'0' * 64}  camp/missing.json\n")
+    (root / "camp" / "good" / "gone.txt").unlink()
+    a = ingest(root, progress=False)
+    res = ingest_dask(root, tmp_path / "dask", batch_files=2, client=client, progress=False)
+    assert sorted(res.failed) == sorted(a.failed)
+    msgs = "\n".join(m for _, m in res.failed)
+    assert "camp/bad/run.json" in msgs and ":2" in msgs                       # file and line, once
+    assert sum("camp/bad/run.json" in m for _, m in res.failed) == 1
+    assert "camp/missing.json: listed in MANIFEST.sha256 but missing" in msgs
+    assert "broken.json" in msgs
+    b = read_tables(tmp_path / "dask")
+    write_tables(a, tmp_path / "serial")
+    _same(read_tables(tmp_path / "serial"), b)
+
+
+def test_command_line_dask_flag_and_layouts_replace_each_other(tmp_path):
+    from analysis.__main__ import main
+    out = tmp_path / "out"
+    src = FIXTURES / "rados_bench"
+    assert main(["ingest", str(src), "--out", str(out), "--no-progress", "--dask", "--workers", "1"]) == 0
+    assert (out / "series").is_dir() and (out / "files.parquet").is_file()
+    df = read_dataset(out / "series")
+    assert set(df["kind"].astype(str)) == {"rados-bench"} and df["campaign"].isna().all()
+    ref = ingest(src, progress=False)
+    pd.testing.assert_frame_equal(canonical(df), canonical(ref.series), check_dtype=False)
+    write_tables(ref, out)                             # the serial layout replaces the partitioned one
+    assert not (out / "series").exists() and (out / "series.parquet").is_file()
+    with pytest.raises(FileNotFoundError, match="no such partitioned table"):
+        read_dataset(out / "series")
