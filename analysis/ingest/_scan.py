@@ -223,3 +223,35 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
                              int(a[:, 2].max()) if n and ncol >= 5 else None, a[:, 3:].sum(axis=0))
 
     return _over_file(path, data, run)
+
+
+def iter_fio_log(path: str | Path, ncol: int, chunk_bytes: int = 32 << 20, threads: int | None = None):
+    """:func:`read_fio_log` over consecutive newline-aligned blocks of about ``chunk_bytes`` of the
+    (decompressed) file, yielding one :class:`FioLogColumns` per block: memory is bounded by the block,
+    not the file.  Errors name the line in the whole file."""
+    from .compress import open_stream
+
+    path = Path(path)
+    lines_before, carry = 0, b""
+    with open_stream(path) as f:
+        while True:
+            block = f.read(chunk_bytes)
+            buf = carry + block
+            if not buf:
+                return
+            if block:
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0:  # no newline yet: a line longer than the block, read on
+                    carry = buf
+                    continue
+                buf, carry = buf[:cut], buf[cut:]
+            else:
+                carry = b""
+            try:
+                cols = read_fio_log(path, ncol, threads=threads, data=buf)
+            except IngestError as e:
+                raise IngestError(path, e.message, line=None if e.line is None else e.line + lines_before) from None
+            lines_before += buf.count(b"\n")
+            yield cols
+            if not block:
+                return

@@ -53,3 +53,15 @@ def read_all(path: str | Path) -> bytes:
             return f.read()
     except (OSError, EOFError, lzma.LZMAError) as e:
         raise IngestError(path, f"corrupt or truncated {comp} stream: {e}", offset=0) from None
+
+
+def open_stream(path: str | Path):
+    """A binary file object over the (decompressed) content, read sequentially: memory stays bounded by
+    what the caller reads at a time, whatever the file size."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        magic = f.read(8)
+    comp = compression(magic)
+    if comp == "zstd":
+        raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
+    return open(path, "rb") if comp is None else _OPEN[comp](path, "rb")

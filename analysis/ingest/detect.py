@@ -36,8 +36,20 @@ def detect(path: str | Path, head: bytes | None = None) -> str | None:
     return None
 
 
-def read(path: str | Path) -> Parsed:
-    """Read one benchmark output; raises ``IngestError`` for unknown or bad input."""
+def streams(mod, path: Path, comp: str | None) -> bool:
+    """Whether ``mod`` reads ``path`` in blocks: it can (``parse_stream``) and the file is at least
+    ``mod.STREAM_MIN_BYTES`` on disk (an eighth of that when compressed)."""
+    if not hasattr(mod, "parse_stream"):
+        return False
+    size = path.stat().st_size
+    return size >= (mod.STREAM_MIN_BYTES // 8 if comp else mod.STREAM_MIN_BYTES)
+
+
+def read(path: str | Path, sink=None) -> Parsed:
+    """Read one benchmark output; raises ``IngestError`` for unknown or bad input.
+
+    A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs) is read in
+    blocks; ``sink(frame)`` then receives its series block by block instead of ``Parsed.series``."""
     path = Path(path)
     try:
         head, comp = read_head(path, HEAD_BYTES)
@@ -50,7 +62,9 @@ def read(path: str | Path) -> Parsed:
         kind = mod.sniff(head)
         if kind:
             try:
-                if getattr(mod, "STREAMING", False) and comp is None:
+                if streams(mod, path, comp):
+                    parsed = mod.parse_stream(path, sink)
+                elif getattr(mod, "STREAMING", False) and comp is None:
                     parsed = mod.parse(path, None)  # the reader memory-maps the file itself
                 else:
                     parsed = mod.parse(path, read_all(path))

@@ -35,6 +35,8 @@ from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 KIND = "fio-log"
 KINDS = ("fio-log", "fio-hist-log")
 STREAMING = True  # parse() reads the file itself (memory-mapped)
+#: logs at least this large on disk (compressed: an eighth of it) are read in blocks (parse_stream)
+STREAM_MIN_BYTES = 256 << 20
 
 DDIR_NAMES = np.array(["read", "write", "trim", "sync"], dtype=object)
 _NAME = re.compile(r"^(?P<prefix>.*?)_(?P<type>clat_hist|lat_hist|slat|clat|lat|bw|iops)"
@@ -201,21 +203,18 @@ def exact_percentiles(v: np.ndarray, qs: np.ndarray, owned: bool = False) -> np.
     return w[k]
 
 
-def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
-               data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    cols = read_fio_log(path, ncol, data=data)
-    source = str(path)
+def _log_setup(path: Path, ncol: int, meta: dict[str, Any], n: int, bs_min: int | None, bs_max: int | None,
+               col5_max: int | None) -> tuple[Parsed | None, str, str, str, float]:
+    """What a 4-6 column log holds, from its name, its companion fio JSON and its block-size column:
+    fills ``meta`` (per_io, windowed, samples, column5, units) and returns (companion, job, metric,
+    unit, scale: canonical unit per logged unit)."""
     name = meta["log_name"]
     ltype = name["type"] or "value"
     companion, how = _companion(path, name["prefix"])
     meta["companion_json"] = how if companion is not None else None
     job = _job_key(name, companion)
-    t_s = _time_base(cols.t, meta, inplace=True)
-    codes = cols.ddir
-    ddir, present = _ddir_labels(path, codes, cols.ddir_counts)
-    n = len(t_s)
-    meta["per_io"] = bool(n and cols.bs_min > 0)
-    meta["windowed"] = bool(n and cols.bs_max == 0)
+    meta["per_io"] = bool(n and bs_min > 0)
+    meta["windowed"] = bool(n and bs_max == 0)
     meta["samples"] = int(n)
     if ncol >= 5:
         opts = {}
@@ -223,11 +222,10 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
             opts = next(iter(companion.meta.get("job_options", {}).values()), {}) or {}
             opts = {**(companion.meta.get("global_options") or {}), **opts}
         is_offset = ncol == 6 or str(opts.get("log_offset", "0")) == "1" or \
-            (n and cols.col5_max > 0xFFFF)
+            (n and col5_max > 0xFFFF)
         meta["column5"] = "offset (B)" if (ncol == 5 and is_offset) else "priority"
         if ncol == 6:
             meta["columns"] = "time_ms, value, ddir, bs, offset, prio"
-    value = cols.value
     if ltype in ("lat", "clat", "slat"):
         scale, desc, assumed = _latency_scale(companion, how)
         meta["latency_unit_source"] = desc
@@ -240,6 +238,20 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
     else:
         scale, unit, metric = 1.0, "", "value"
         meta["log_type_from"] = "unknown: file name does not follow <prefix>_<type>.<N>.log"
+    return companion, job, metric, unit, scale
+
+
+def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
+               data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cols = read_fio_log(path, ncol, data=data)
+    source = str(path)
+    name = meta["log_name"]
+    n = len(cols.t)
+    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, cols.bs_min, cols.bs_max, cols.col5_max)
+    t_s = _time_base(cols.t, meta, inplace=True)
+    codes = cols.ddir
+    ddir, present = _ddir_labels(path, codes, cols.ddir_counts)
+    value = cols.value
     if scale != 1.0:
         value *= scale
     series = series_frame(source, job, ddir, metric, unit, t_s, value)
@@ -391,3 +403,175 @@ def parse(path: Path, data: bytes | None = None) -> Parsed:
                                                   6: "time_ms, value, ddir, bs, offset, prio"}[len(fields)]
         summary, series = _parse_log(path, len(fields), meta, data)
     return Parsed(path=str(path), kind=kind, meta=meta, summary=summary, series=series)
+
+
+# --- bounded memory: logs too large to hold ---------------------------------------------------------
+
+#: bytes of log text per block (≈ 1 M lines of a per-IO log)
+CHUNK_BYTES = 32 << 20
+_SUB = 4096  # coarse bins: 64 per power of two of the logged integer
+
+
+class _Moments:
+    """Count, mean, M2 (Chan et al.'s parallel merge), min and max of one direction's values."""
+
+    def __init__(self) -> None:
+        self.n, self.mean_, self.m2, self.lo, self.hi = 0, 0.0, 0.0, np.inf, -np.inf
+
+    def add(self, v: np.ndarray) -> None:
+        if not len(v):
+            return
+        n, m = len(v), float(v.mean())
+        m2 = float(((v - m) ** 2).sum())
+        d, tot = m - self.mean_, self.n + n
+        self.mean_ += d * n / tot
+        self.m2 += m2 + d * d * self.n * n / tot
+        self.n = tot
+        self.lo, self.hi = min(self.lo, float(v.min())), max(self.hi, float(v.max()))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def mean(self) -> float:  # what _crosscheck asks of an array
+        return self.mean_
+
+
+def _log_bin(v: np.ndarray) -> np.ndarray:
+    """Coarse bin of non-negative logged integers: 64 bins per power of two (4096 bins up to 2**64)."""
+    return np.minimum((np.log2(np.maximum(v, 0) + 1.0) * 64).astype(np.int64), _SUB - 1)
+
+
+def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parsed:
+    """A 4-6 column log read in blocks of ``chunk_bytes`` with bounded memory; same summary as
+    :func:`parse` (means and standard deviations merged per block: equal to a few ulps; exact
+    percentiles in two passes: the first finds the coarse bin (64 per power of two) holding each order
+    statistic, the second keeps the distinct values of those bins with their counts — a bin spans 1.1 %
+    of its value, so at most that many distinct integers per percentile).
+
+    ``sink(frame)`` receives the series block by block (then ``Parsed.series`` is empty); without one
+    the blocks are concatenated.  ``meta["series_rows"]`` counts the rows either way.
+    Histogram logs are read whole."""
+    from ._scan import iter_fio_log
+
+    path = Path(path)
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    head, comp = read_head(path)
+    kind, fields = sniff(head), first_line_fields(head)
+    if kind is None or fields is None:
+        raise IngestError(path, "expected a fio log: lines of 4-6 comma-separated integers "
+                                "(or 3 + 1856/1216 for a histogram log)", line=1)
+    if kind == "fio-hist-log":
+        return parse(path, read_all(path) if comp else None)
+    ncol = len(fields)
+    meta: dict[str, Any] = {"tool": "fio", "log_name": _log_name(path),
+                            "log_type_from": "fio file naming <prefix>_<type>.<N>.log"}
+    meta["log_type"] = meta["log_name"]["type"]
+    meta["columns"] = {4: "time_ms, value, ddir, bs", 5: "time_ms, value, ddir, bs, prio|offset",
+                       6: "time_ms, value, ddir, bs, offset, prio"}[ncol]
+    # pass 1: sizes, time origin, moments and a coarse histogram per direction (raw logged integers)
+    n, t_min, bs_min, bs_max, c5 = 0, np.inf, None, None, None
+    counts = np.zeros(4, dtype=np.int64)
+    mom = [_Moments() for _ in range(4)]
+    hist = np.zeros((4, _SUB), dtype=np.int64)
+    blocks = 0
+    for cols in iter_fio_log(path, ncol, chunk_bytes):
+        blocks += 1
+        if not len(cols.t):
+            continue
+        n += len(cols.t)
+        t_min = min(t_min, float(cols.t.min()))
+        bs_min = cols.bs_min if bs_min is None else min(bs_min, cols.bs_min)
+        bs_max = cols.bs_max if bs_max is None else max(bs_max, cols.bs_max)
+        if cols.col5_max is not None:
+            c5 = cols.col5_max if c5 is None else max(c5, cols.col5_max)
+        counts += cols.ddir_counts
+        for code in np.flatnonzero(cols.ddir_counts):
+            v = cols.value[cols.ddir == code]
+            mom[code].add(v)
+            hist[code] += np.bincount(_log_bin(v), minlength=_SUB)
+    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, bs_min, bs_max, c5)
+    source = str(path)
+    present = np.flatnonzero(counts)
+    cats = pd.Index(DDIR_NAMES[present].tolist(), dtype="str")
+    remap = np.full(4, -1, dtype=np.int8)
+    remap[present] = np.arange(len(present), dtype=np.int8)
+    t0 = 0.0
+    if n and t_min > EPOCH_MS_MIN:
+        t0 = t_min
+        meta["time_base"] = "unix epoch ms (log_unix_epoch); t_s counts from the first sample"
+        meta["t0_unix_ms"] = int(t_min)
+    else:
+        meta["time_base"] = "ms since job start"
+    want_pct = meta["per_io"] and metric in ("lat", "clat", "slat")
+    # each percentile: the coarse bin holding its rank, and its rank among that bin's samples
+    targets: dict[tuple[int, int], tuple[int, int]] = {}
+    if want_pct:
+        for code in present:
+            k = np.clip(np.ceil(LOG_QS / 100.0 * counts[code]).astype(np.int64) - 1, 0, counts[code] - 1)
+            cum = np.cumsum(hist[code])
+            for j, kk in enumerate(k):
+                b = int(np.searchsorted(cum, kk, side="right"))
+                targets[(int(code), j)] = (b, int(kk) - (int(cum[b - 1]) if b else 0))
+    # pass 2: the series block by block, and the distinct values (with counts) of each target bin
+    frames: list[pd.DataFrame] = []
+    rows_out = 0
+    kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    for cols in iter_fio_log(path, ncol, chunk_bytes):
+        if not len(cols.t):
+            continue
+        t_s = (cols.t - t0) / 1000.0
+        value = cols.value * scale if scale != 1.0 else cols.value
+        ddir = pd.Categorical.from_codes(remap[cols.ddir], categories=cats, validate=False)
+        fr = series_frame(source, job, ddir, metric, unit, t_s, value)
+        rows_out += len(fr)
+        if sink is None:
+            frames.append(fr)
+        else:
+            sink(fr)
+        for code in {c for c, _ in targets}:
+            v = cols.value[cols.ddir == code]
+            bins = _log_bin(v)
+            for (c, j), (b, _) in targets.items():
+                if c != code:
+                    continue
+                u, cnt = np.unique(v[bins == b], return_counts=True)
+                if (c, j) in kept:  # merge: the distinct values of a bin stay few (≤ 1.1 % of the value)
+                    u0, c0 = kept[(c, j)]
+                    u, inv = np.unique(np.concatenate([u0, u]), return_inverse=True)
+                    cnt = np.bincount(inv, weights=np.concatenate([c0, cnt])).astype(np.int64)
+                kept[(c, j)] = (u, cnt)
+    passes = 2
+    meta["streamed"] = {"chunk_bytes": chunk_bytes, "blocks": blocks, "passes": passes,
+                        "percentiles": "exact: a histogram pass, then the distinct values of each rank's bin"}
+    meta["samples"] = int(n)
+    rows = []
+    checks: dict[str, Any] = {}
+    for code in present:
+        d, m = str(DDIR_NAMES[code]), mom[code]
+        mean, lo, hi = m.mean_ * scale, m.lo * scale, m.hi * scale
+        std = float(np.sqrt(m.m2 / (m.n - 1))) * scale if m.n > 1 else np.nan
+        rows += [(job, d, f"{metric}_mean", float(mean), unit), (job, d, f"{metric}_min", float(lo), unit),
+                 (job, d, f"{metric}_max", float(hi), unit), (job, d, f"{metric}_stddev", std, unit),
+                 (job, d, f"{metric}_samples", float(m.n), "count")]
+        if companion is not None:
+            scaled = _Moments()
+            scaled.n, scaled.mean_ = m.n, mean
+            checks[d] = _crosscheck(companion, meta, d, metric, scaled, meta["log_name"]["job_index"])
+        if want_pct:
+            pv = []
+            for j in range(len(LOG_QS)):
+                u, cnt = kept[(int(code), j)]
+                rank = targets[(int(code), j)][1]
+                pv.append(float(u[np.searchsorted(np.cumsum(cnt), rank, side="right")]) * scale)
+            rows += [(job, d, f"{metric}_p{q:g}", x, unit) for q, x in zip(LOG_QS, pv)]
+    if checks:
+        meta["crosscheck"] = checks
+    meta["series_rows"] = int(rows_out)
+    if sink is not None:
+        series = concat_tidy([], SERIES_COLUMNS)
+    else:
+        series = concat_tidy(frames, SERIES_COLUMNS)
+    if comp:
+        meta["compression"] = comp
+    return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(source, rows), series=series)
+

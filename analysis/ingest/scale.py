@@ -82,17 +82,60 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int) -> int:
     return len(df)
 
 
+class _PartSink:
+    """Series blocks of one large file (read in blocks, bounded memory) written straight to their own
+    part, ``series/campaign=…/kind=…/part-<batch>-<n>.parquet``, one row group per block."""
+
+    def __init__(self, table_dir: Path, batch: int, n: int, keys: dict[str, Any]):
+        self.keys, self.rows, self.writer, self.path = keys, 0, None, None
+        camp = keys.get("campaign")
+        self.dir = table_dir / f"campaign={NO_CAMPAIGN if camp is None else camp}" / f"kind={keys['kind']}"
+        self.name = f"part-{batch:06d}-{n:04d}.parquet"
+
+    def __call__(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from .base import SERIES_COLUMNS
+        from .walk import _assemble
+
+        full = _assemble([frame], [0], [self.keys], SERIES_COLUMNS).drop(columns=["campaign", "kind"])
+        t = pa.Table.from_pandas(full, preserve_index=False)
+        t = t.cast(pa.schema([pa.field(f.name, pa.string()) if _stringish(f.type) else f for f in t.schema]),
+                   safe=False).replace_schema_metadata(None)
+        if self.writer is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.path = self.dir / self.name
+            self.writer = pq.ParquetWriter(self.path, t.schema, compression="zstd")
+        self.writer.write_table(t)
+        self.rows += len(frame)
+
+    def close(self, ok: bool = True) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            if not ok:  # a file that failed midway leaves no rows behind
+                self.path.unlink()
+                self.rows = 0
+
+
 def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
               manifest: dict[str, str] | None) -> dict[str, Any]:
     """One task: read ``rels`` (paths below ``root``), write their tables' parts below ``tmp_out``;
-    returns the files rows, failures, run-context errors and rows written per table."""
+    returns the files rows, failures, run-context errors and rows written per table.  A large per-IO
+    log goes to its own part block by block (:class:`_PartSink`), never whole in memory."""
     rootp, out = Path(root), Path(tmp_out)
     contexts = _Contexts(rootp)
-    outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest) for r in rels]
+    sinks: list[_PartSink] = []
+
+    def sink_for(keys: dict[str, Any]) -> _PartSink:
+        sinks.append(_PartSink(out / "series", batch, len(sinks), keys))
+        return sinks[-1]
+
+    outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for) for r in rels]
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None)
     rows = {"summary": _write_parts(res.summary, out / "summary", batch),
-            "series": _write_parts(res.series, out / "series", batch)}
+            "series": _write_parts(res.series, out / "series", batch) + sum(k.rows for k in sinks)}
     for name, t in res.tables.items():
         rows[name] = _write_parts(t, out / name, batch)
     return {"files": res.files, "failed": res.failed, "rows": rows,

@@ -284,9 +284,14 @@ class FileOutcome:
     requests: pd.DataFrame | None = None
 
 
-def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None) -> FileOutcome:
+def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None,
+                sink_for=None) -> FileOutcome:
     """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
-    error goes in the row and ``failed``).  The unit of work of both the serial and the Dask paths."""
+    error goes in the row and ``failed``).  The unit of work of both the serial and the Dask paths.
+
+    ``sink_for(keys)`` (keys: the run context with ``kind`` and ``source``) gives a callable that takes
+    the series of a file read in blocks (``detect.streams``) block by block, and has a ``close()``; then
+    the outcome's series is empty.  Without it those blocks are concatenated in memory."""
     rel = p.relative_to(root).as_posix()
     row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
@@ -314,8 +319,12 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
         if kind is None and row["status"] != "failed":
             row["status"] = "unrecognised"
         elif kind is not None:
+            sink = None
             try:
-                parsed = read(p)
+                if sink_for is not None:
+                    sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
+                                     "kind": kind, "source": rel})
+                parsed = read(p, sink)
                 row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                            partial=parsed.partial, status="partial" if parsed.partial else "ok",
                            meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
@@ -329,6 +338,9 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
             except IngestError as e:
                 row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
                 out.failed.append((rel, str(e)))
+            finally:
+                if sink is not None:
+                    sink.close(ok=row["status"] != "failed")
     if row.get("manifest") == "MISMATCH":
         msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
         row.update(status="failed", error=msg)
