@@ -90,9 +90,12 @@ test: .venv/.installed tools
 lab: .venv/.installed
 	$(PY) -m jupyter lab --notebook-dir=.
 
+# the parser benchmarks (bench_ingest: fio2gnuplot, pandas, wc -l; bench_blktrace: blkparse, btt) and the
+# scale part (bench_scale: a ≥ 5 GB corpus of copied real captures in /var/tmp/cephqos-scale, built once;
+# one process vs --dask --workers 1 and 2), one table → $(BENCH_OUT).  Run it alone on the machine.
+BENCH_OUT ?= reports/bench.md
 bench: .venv/.installed tools
-	$(PY) bench/bench_ingest.py $(BENCH_ARGS)
-	$(PY) bench/bench_blktrace.py $(BLK_BENCH_ARGS)
+	$(PY) bench/bench_scale.py --with-parsers --out $(BENCH_OUT) $(BENCH_ARGS)
 
 # --- capture: WPQ-vs-mClock campaigns on a throwaway local Ceph 16.2 cluster (root, Debian's ceph) ---
 # Not $(PY)-bound: the driver needs only PyYAML (Debian's /usr/bin/python3 when it has it), and the

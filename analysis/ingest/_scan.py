@@ -29,6 +29,8 @@ T = TypeVar("T")
 ERR_CHAR, ERR_COLS, ERR_LONG, ERR_ROWS, ERR_DDIR = 1, 2, 3, 4, 5  # as in _cscan.c
 #: files smaller than this are parsed on one thread (tests lower it to exercise the chunking)
 CHUNK_MIN_BYTES = 8 << 20
+#: threads per large file (None: one per core, at most 8); a Dask worker sets 1, the cluster being the parallelism
+THREADS: int | None = None
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 _I64 = ctypes.c_int64
 _P = ctypes.c_void_p
@@ -115,7 +117,7 @@ def _drive(path: Path, buf: np.ndarray, ncol: int, threads: int | None,
     alloc((size + 1) // per)
     if size == 0:
         return 0
-    nthreads = threads or min(os.cpu_count() or 1, 8)
+    nthreads = threads or THREADS or min(os.cpu_count() or 1, 8)
     parts = _chunks(buf, nthreads if size > CHUNK_MIN_BYTES else 1)
     lims = [s // per for s, _ in parts[1:]] + [(size + 1) // per]
     jobs = [(s // per, s, e, lim) for (s, e), lim in zip(parts, lims)]
