@@ -83,22 +83,31 @@ def _chunks(buf: np.ndarray, n: int) -> list[tuple[int, int]]:
 
 
 def _over_file(path: Path, data: bytes | None, fn: Callable[[np.ndarray], T]) -> T:
-    """``fn(buf)`` over the file's bytes: ``data`` if given, else a read-only memory map."""
+    """``fn(buf)`` over the file's bytes: ``data`` if given, a read for a file under
+    ``CHUNK_MIN_BYTES``, else a read-only memory map."""
     if data is not None:
         return fn(np.frombuffer(data, dtype=np.uint8))
-    if os.path.getsize(path) == 0:
-        return fn(np.empty(0, dtype=np.uint8))
+    size = os.path.getsize(path)
+    if size == 0 or size < CHUNK_MIN_BYTES:  # small: one read, no mapping a stray view could pin
+        with open(path, "rb") as f:
+            return fn(np.frombuffer(f.read(), dtype=np.uint8))
     err: IngestError | None = None
     # MAP_POPULATE (Linux) maps the cached pages in one go instead of one page fault per 4 KiB
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | _POPULATE,
-                                         prot=mmap.PROT_READ) as mm:
-        buf = np.frombuffer(mm, dtype=np.uint8)
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ)
         try:
-            return fn(buf)
-        except IngestError as e:  # re-raised below, after the map is released
-            err = IngestError(e.path, e.message, line=e.line, offset=e.offset)
+            buf = np.frombuffer(mm, dtype=np.uint8)
+            try:
+                return fn(buf)
+            except IngestError as e:  # re-raised below, after the map is released
+                err = IngestError(e.path, e.message, line=e.line, offset=e.offset)
+            finally:
+                del buf
         finally:
-            del buf
+            try:
+                mm.close()
+            except BufferError:  # a view still referenced elsewhere (e.g. a sampling profiler's frame):
+                pass             # the map is released when that view is collected
     raise err
 
 

@@ -149,6 +149,9 @@ def _client(address: str | None, workers: int | None):
     from distributed import Client, LocalCluster
     if address:
         return Client(address), None
+    # the workers' statistical profiler samples every thread's frames every 10 ms: CPU we would rather
+    # parse with, and a held frame keeps a memory map's buffer exported (BufferError on close)
+    os.environ.setdefault("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "False")
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
                            dashboard_address=":0", silence_logs=40)  # any free port: no clash
     return Client(cluster), cluster
