@@ -197,10 +197,19 @@ def test_source_layouts(tmp_path: Path):
 # --- the real processed tables ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def real_series() -> pa.Table:
-    if not (PROC / "series.parquet").is_file():
-        pytest.skip("data/processed/series.parquet is absent")
-    return pq.read_table(PROC / "series.parquet", filters=[("metric", "in", ["clat", "lat", "bw"])])
+def real_proc(tmp_path_factory) -> Path:
+    """data/processed when `make data` has built it, else the shipped data/raw ingested here (a clean clone)."""
+    if (PROC / "series.parquet").is_file() and (PROC / "summary.parquet").is_file():
+        return PROC
+    from analysis.ingest.walk import ingest, write_tables
+    out = tmp_path_factory.mktemp("processed")
+    write_tables(ingest(ROOT / "data" / "raw", progress=False), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def real_series(real_proc: Path) -> pa.Table:
+    return pq.read_table(real_proc / "series.parquet", filters=[("metric", "in", ["clat", "lat", "bw"])])
 
 
 def _numpy_per_second(rows: pd.DataFrame) -> pd.DataFrame:
@@ -213,7 +222,7 @@ def _numpy_per_second(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([g.size().rename("count"), g.mean().rename("mean"), pct], axis=1).reset_index()
 
 
-def test_real_per_second_percentiles(real_series: pa.Table, tmp_path: Path):
+def test_real_per_second_percentiles(real_series: pa.Table, real_proc: Path, tmp_path: Path):
     df = real_series.to_pandas()
     clat = df[(df["kind"] == "fio-log") & (df["metric"] == "clat")]
     per_sec = clat.groupby(["source", "ddir", np.floor(clat["t_s"])], observed=True).size()
@@ -223,7 +232,7 @@ def test_real_per_second_percentiles(real_series: pa.Table, tmp_path: Path):
     exp = _numpy_per_second(rows)
     assert len(exp) > 100 and exp["count"].max() >= 4
     where = {"kind": "fio-log", "source": sources}
-    single = ag.per_second_percentiles(PROC, where=where)
+    single = ag.per_second_percentiles(real_proc, where=where)
     pd.testing.assert_frame_equal(single, exp, check_exact=False, rtol=1e-12)
     assert (single[PCOLS] == exp[PCOLS]).all().all()          # order statistics: exactly numpy's
     ds.write_dataset(real_series, tmp_path / "series", format="parquet", partitioning=["campaign", "kind"],
@@ -232,10 +241,8 @@ def test_real_per_second_percentiles(real_series: pa.Table, tmp_path: Path):
     pd.testing.assert_frame_equal(ag.per_second_percentiles(tmp_path, where=where), single)
 
 
-def test_real_cell_stats():
-    if not (PROC / "summary.parquet").is_file():
-        pytest.skip("data/processed/summary.parquet is absent")
-    s = pd.read_parquet(PROC / "summary.parquet", columns=["campaign", "kind", "metric", "scenario", "scheduler",
+def test_real_cell_stats(real_proc: Path):
+    s = pd.read_parquet(real_proc / "summary.parquet", columns=["campaign", "kind", "metric", "scenario", "scheduler",
                                                             "source", "ddir", "value"],
                         filters=[("campaign", "==", "block-2026"), ("kind", "==", "fio-json"),
                                  ("metric", "==", "bw")])
@@ -246,7 +253,7 @@ def test_real_cell_stats():
     exp["cv"] = exp["std"] / exp["mean"]
     exp = exp.assign(min=g.min(), max=g.max()).reset_index()
     assert exp["n"].min() >= 3
-    got = ag.cell_stats(PROC, "bw", by=("scenario", "scheduler"), kind="fio-json",
+    got = ag.cell_stats(real_proc, "bw", by=("scenario", "scheduler"), kind="fio-json",
                         where={"campaign": "block-2026"})
     pd.testing.assert_frame_equal(got, exp, check_exact=False, rtol=1e-9)
 
