@@ -21,13 +21,20 @@ def _ingest_dask(args: argparse.Namespace) -> int:
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    counts = res.files["status"].value_counts().to_dict() if len(res.files) else {}
-    print(f"{len(res.files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
-    print(f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} batches on "
-          f"{res.workers} dask worker(s), {res.seconds:.1f} s → {args.out}/{{files.parquet,summary/,series/}}")
-    if res.failed:
-        print(f"\n{len(res.failed)} file(s) failed:", file=sys.stderr)
-        for _, err in res.failed:
+    return _outcome(res.files, res.failed,
+                    f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} "
+                    f"batches on {res.workers} dask worker(s), {res.seconds:.1f} s → "
+                    f"{args.out}/{{files.parquet,summary/,series/}}")
+
+
+def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
+    """Print the files per status, the tables line and each failure (file:line: what); the exit code."""
+    counts = files["status"].value_counts().to_dict() if len(files) else {}
+    print(f"{len(files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print(tables_line)
+    if failed:
+        print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
+        for _, err in failed:
             print(f"  {err}", file=sys.stderr)
         return 1
     return 0
@@ -44,16 +51,8 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     paths = write_tables(res, args.out)
-    counts = res.files["status"].value_counts().to_dict() if len(res.files) else {}
-    print(f"{len(res.files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
-    print(f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
-          + ", ".join(str(p) for p in paths.values()))
-    if res.failed:
-        print(f"\n{len(res.failed)} file(s) failed:", file=sys.stderr)
-        for rel, err in res.failed:
-            print(f"  {err}", file=sys.stderr)
-        return 1
-    return 0
+    return _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
+                    + ", ".join(str(p) for p in paths.values()))
 
 
 def _manifest(args: argparse.Namespace) -> int:
