@@ -472,8 +472,8 @@ def _status_kb(pid: int) -> tuple[int, int] | None:
     return (hwm, rss) if hwm is not None and rss is not None else None
 
 
-def _descendants(root: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
+def _proc_stats():
+    """(pid, the /proc/<pid>/stat fields after the command name: state, ppid, pgrp, …) of every process."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -482,8 +482,13 @@ def _descendants(root: int) -> list[int]:
                 s = f.read()
         except OSError:
             continue
-        ppid = int(s[s.rfind(")") + 2:].split()[1])
-        kids.setdefault(ppid, []).append(int(name))
+        yield int(name), s[s.rfind(")") + 2:].split()
+
+
+def _descendants(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for pid, fields in _proc_stats():
+        kids.setdefault(int(fields[1]), []).append(pid)
     out, todo = [], [root]
     while todo:
         p = todo.pop()
@@ -617,17 +622,7 @@ def run_step(argv: list[str], log_base: Path, poll: float, timeout: float, limit
 
 
 def _group_members(pgid: int) -> list[int]:
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        if int(st[st.rfind(")") + 2:].split()[2]) == pgid:
-            out.append(int(name))
+    out = [pid for pid, fields in _proc_stats() if int(fields[2]) == pgid]
     return out
 
 

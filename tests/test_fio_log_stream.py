@@ -48,8 +48,12 @@ def test_blocks_give_the_whole_file_summary_and_series(tmp_path):
     assert b[("perio", "read", "clat_p99")] == reads[int(np.ceil(0.99 * len(reads))) - 1]   # inverted CDF, ns
     assert b[("perio", "read", "clat_samples")] == len(reads)
     pd.testing.assert_frame_equal(whole.series, part.series)
-    assert part.meta["crosscheck"] == whole.meta["crosscheck"] or \
-        part.meta["crosscheck"]["read"]["json_total_ios"] == whole.meta["crosscheck"]["read"]["json_total_ios"]
+    for d in ("read", "write"):                       # the same cross-check against fio's JSON
+        w, s = whole.meta["crosscheck"][d], part.meta["crosscheck"][d]
+        assert s.keys() == w.keys() and s["log_samples"] == w["log_samples"] == (reads.size if d == "read" else
+                                                                               len(ref) - reads.size)
+        assert s["json_total_ios"] == w["json_total_ios"] == (900 if d == "read" else 600)
+        assert s["log_mean_ns"] == pytest.approx(w["log_mean_ns"], rel=1e-12)
 
 
 def test_gzip_log_streams_and_errors_name_the_line_in_the_whole_file(tmp_path):

@@ -95,3 +95,17 @@ def test_command_line_dask_flag_and_layouts_replace_each_other(tmp_path):
     assert not (out / "series").exists() and (out / "series.parquet").is_file()
     with pytest.raises(FileNotFoundError, match="no such partitioned table"):
         read_dataset(out / "series")
+
+
+def test_our_local_cluster_workers_run_without_the_sampling_profiler():
+    """Its threads hold frames (CPU, and a memory map's buffer stays exported: BufferError on close)."""
+    import dask
+
+    from analysis.ingest.scale import _client
+    client, cluster = _client(None, 1)
+    try:
+        assert list(client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == [False]
+    finally:
+        client.close()
+        cluster.close()
+    assert dask.config.get("distributed.worker.profile.enabled") is True      # the caller's config untouched

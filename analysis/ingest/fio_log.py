@@ -241,6 +241,14 @@ def _log_setup(path: Path, ncol: int, meta: dict[str, Any], n: int, bs_min: int 
     return companion, job, metric, unit, scale
 
 
+def _moment_rows(job: str, d: str, metric: str, unit: str, mean: float, lo: float, hi: float, std: float,
+                 n: int) -> list[tuple[str, str, str, float, str]]:
+    """The summary rows ``<metric>_mean/_min/_max/_stddev`` (in ``unit``) and ``_samples`` of one direction."""
+    return [(job, d, f"{metric}_mean", mean, unit), (job, d, f"{metric}_min", lo, unit),
+            (job, d, f"{metric}_max", hi, unit), (job, d, f"{metric}_stddev", std, unit),
+            (job, d, f"{metric}_samples", float(n), "count")]
+
+
 def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
                data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = read_fio_log(path, ncol, data=data)
@@ -260,11 +268,8 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
     checks: dict[str, Any] = {}
     for code, v, owned in _by_ddir(codes, present, value):
         d = str(DDIR_NAMES[code])
-        rows += [(job, d, f"{metric}_mean", float(v.mean()), unit),
-                 (job, d, f"{metric}_min", float(v.min()), unit),
-                 (job, d, f"{metric}_max", float(v.max()), unit),
-                 (job, d, f"{metric}_stddev", float(v.std(ddof=1)) if len(v) > 1 else np.nan, unit),
-                 (job, d, f"{metric}_samples", float(len(v)), "count")]
+        rows += _moment_rows(job, d, metric, unit, float(v.mean()), float(v.min()), float(v.max()),
+                             float(v.std(ddof=1)) if len(v) > 1 else np.nan, len(v))
         if companion is not None:
             checks[d] = _crosscheck(companion, meta, d, metric, v, name["job_index"])
         if meta["per_io"] and metric in ("lat", "clat", "slat"):
@@ -550,9 +555,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parse
         d, m = str(DDIR_NAMES[code]), mom[code]
         mean, lo, hi = m.mean_ * scale, m.lo * scale, m.hi * scale
         std = float(np.sqrt(m.m2 / (m.n - 1))) * scale if m.n > 1 else np.nan
-        rows += [(job, d, f"{metric}_mean", float(mean), unit), (job, d, f"{metric}_min", float(lo), unit),
-                 (job, d, f"{metric}_max", float(hi), unit), (job, d, f"{metric}_stddev", std, unit),
-                 (job, d, f"{metric}_samples", float(m.n), "count")]
+        rows += _moment_rows(job, d, metric, unit, float(mean), float(lo), float(hi), std, m.n)
         if companion is not None:
             scaled = _Moments()
             scaled.n, scaled.mean_ = m.n, mean

@@ -125,8 +125,15 @@ def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
     returns the files rows, failures, run-context errors and rows written per table.  A large per-IO
     log goes to its own part block by block (:class:`_PartSink`), never whole in memory."""
     from . import _scan
-    _scan.THREADS = 1  # one core per worker: the cluster, not the scanner, parallelises
-    rootp, out = Path(root), Path(tmp_out)
+    threads, _scan.THREADS = _scan.THREADS, 1  # one core per worker: the cluster, not the scanner, parallelises
+    try:
+        return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest)
+    finally:
+        _scan.THREADS = threads  # an in-process worker shares the module with its client
+
+
+def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
+               manifest: dict[str, str] | None) -> dict[str, Any]:
     contexts = _Contexts(rootp)
     sinks: list[_PartSink] = []
 
@@ -151,9 +158,10 @@ def _client(address: str | None, workers: int | None):
         return Client(address), None
     # the workers' statistical profiler samples every thread's frames every 10 ms: CPU we would rather
     # parse with, and a held frame keeps a memory map's buffer exported (BufferError on close)
-    os.environ.setdefault("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "False")
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=40)  # any free port: no clash
+    import dask
+    with dask.config.set({"distributed.worker.profile.enabled": False}):  # the nannies pass it to the workers
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=40)  # any free port: no clash
     return Client(cluster), cluster
 
 
