@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, IngestError, Parsed, empty_frame, summary_frame
+from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, tidy_frame
 
 KIND = "ceph-pg-timeline"
 FORMAT = "cephqos-pg-timeline"
@@ -376,15 +376,15 @@ def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: st
     unit_of = np.array([units.index(u) for _, u in metrics], dtype=np.int8)
     n = len(ri)
     zeros = np.zeros(n, dtype=np.int8)
-    return pd.DataFrame({
-        "source": pd.Categorical.from_codes(zeros, categories=[source]),
-        "job": pd.Categorical.from_codes(pool_codes[ri], categories=pool_names),
-        "ddir": pd.Categorical.from_codes(zeros, categories=[""]),
-        "metric": pd.Categorical.from_codes(mj, categories=[m for m, _ in metrics]),
+    return tidy_frame({
+        "source": cat(zeros, [source]),
+        "job": cat(pool_codes[ri], pool_names),
+        "ddir": cat(zeros, [""]),
+        "metric": cat(mj, [m for m, _ in metrics]),
         "value": vals[ri, mj],
-        "unit": pd.Categorical.from_codes(unit_of[mj], categories=units),
-        "t_s": t_s[sample[ri]],
-    })[SERIES_COLUMNS]
+        "unit": cat(unit_of[mj], units),
+        "t_s": t_s[sample[ri]].astype(np.float64),
+    }, SERIES_COLUMNS)
 
 
 def _pool_table(per_pool: pd.DataFrame, pool: str) -> pd.DataFrame | None:

@@ -29,7 +29,7 @@ import pandas as pd
 from . import fio as fio_json
 from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
-from .base import (IngestError, Parsed, concat_tidy, series_frame, summary_frame, SERIES_COLUMNS)
+from .base import (IngestError, Parsed, cat, concat_tidy, series_frame, summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 
 KIND = "fio-log"
@@ -176,12 +176,12 @@ def _ddir_labels(path: Path, codes: np.ndarray,
                               line=row + 1)
         counts = np.bincount(codes, minlength=4)
     present = np.flatnonzero(counts)
-    cats = pd.Index(DDIR_NAMES[present].tolist(), dtype="str")
+    cats = DDIR_NAMES[present].tolist()
     if np.array_equal(present, np.arange(len(present))):  # codes are already 0..k-1: no remap pass
-        return pd.Categorical.from_codes(codes, categories=cats, validate=False), present
+        return cat(codes, cats), present
     remap = np.full(4, -1, dtype=np.int8)
     remap[present] = np.arange(len(present), dtype=np.int8)
-    return pd.Categorical.from_codes(remap[codes], categories=cats, validate=False), present
+    return cat(remap[codes], cats), present
 
 
 def _by_ddir(codes: np.ndarray, present: np.ndarray, arr: np.ndarray):
@@ -283,7 +283,6 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
 def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str, v: np.ndarray,
                 job_index: int | None) -> dict[str, Any]:
     """Compare the log with fio's own summary for the same job and direction."""
-    s = companion.summary
     jobs = list(companion.meta.get("jobs", []))
     opts = {**(companion.meta.get("global_options") or {}),
             **(next(iter(companion.meta.get("job_options", {}).values()), {}) or {})}
@@ -300,8 +299,7 @@ def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str,
         job = jobs[job_index - 1]
     else:
         return {"compared": False, "why": "cannot tell which fio job wrote this log"}
-    sel = s[(s["job"] == job) & (s["ddir"] == ddir)]
-    ref = dict(zip(sel["metric"].astype(str), sel["value"]))
+    ref = companion.values_of(job, ddir)
     out: dict[str, Any] = {"job": job, "compared": True}
     if meta["per_io"] and "total_ios" in ref:
         out["log_samples"] = int(len(v))
@@ -366,12 +364,10 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
         rows += [(job, d, f"{ltype}_p{q:g}", float(x), "ns") for q, x in zip(LOG_QS, cum)]
         rows.append((job, d, f"{ltype}_samples", float(tot.sum()), "count"))
         if companion is not None:
-            ref = companion.summary
             jobs = companion.meta.get("jobs", [])
             jn = jobs[0] if len(jobs) == 1 else None
             if jn is not None:
-                sel = ref[(ref["job"] == jn) & (ref["ddir"] == d)]
-                refd = dict(zip(sel["metric"].astype(str), sel["value"]))
+                refd = companion.values_of(jn, d)
                 diffs = {f"p{q:g}": abs(x - refd[f"{ltype}_p{q:g}"]) / refd[f"{ltype}_p{q:g}"]
                          for q, x in zip(LOG_QS, cum) if refd.get(f"{ltype}_p{q:g}")}
                 checks[d] = {"job": jn, "hist_samples": int(tot.sum()),
@@ -497,7 +493,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parse
     companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, bs_min, bs_max, c5)
     source = str(path)
     present = np.flatnonzero(counts)
-    cats = pd.Index(DDIR_NAMES[present].tolist(), dtype="str")
+    cats = DDIR_NAMES[present].tolist()
     remap = np.full(4, -1, dtype=np.int8)
     remap[present] = np.arange(len(present), dtype=np.int8)
     t0 = 0.0
@@ -526,7 +522,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parse
             continue
         t_s = (cols.t - t0) / 1000.0
         value = cols.value * scale if scale != 1.0 else cols.value
-        ddir = pd.Categorical.from_codes(remap[cols.ddir], categories=cats, validate=False)
+        ddir = cat(remap[cols.ddir], cats)
         fr = series_frame(source, job, ddir, metric, unit, t_s, value)
         rows_out += len(fr)
         if sink is None:

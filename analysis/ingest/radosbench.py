@@ -92,8 +92,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import (IngestError, Parsed, SERIES_COLUMNS, empty_frame, line_of_offset,
-                   summary_frame)
+from .base import (IngestError, Parsed, SERIES_COLUMNS, cat, empty_frame, line_of_offset,
+                   summary_frame, tidy_frame)
 
 KIND = "rados-bench"
 TOOL = "rados bench"
@@ -1005,16 +1005,15 @@ def _series_frame(source: str, ddir: str, rows: np.ndarray) -> pd.DataFrame:
     metrics = [m for m, _ in SERIES_METRICS]
     units = ["count", "B/s", "ns"]
     unit_code = np.repeat(np.array([units.index(u) for _, u in SERIES_METRICS], np.int8), n)
-    return pd.DataFrame({
-        "source": pd.Categorical.from_codes(zeros, categories=[source]),
-        "job": pd.Categorical.from_codes(zeros, categories=[""]),
-        "ddir": pd.Categorical.from_codes(zeros, categories=[ddir]),
-        "metric": pd.Categorical.from_codes(np.repeat(np.arange(k, dtype=np.int8), n),
-                                            categories=metrics),
+    return tidy_frame({
+        "source": cat(zeros, [source]),
+        "job": cat(zeros, [""]),
+        "ddir": cat(zeros, [ddir]),
+        "metric": cat(np.repeat(np.arange(k, dtype=np.int8), n), metrics),
         "value": value,
-        "unit": pd.Categorical.from_codes(unit_code, categories=units),
+        "unit": cat(unit_code, units),
         "t_s": t_s,
-    }, columns=SERIES_COLUMNS, copy=False)
+    }, SERIES_COLUMNS)
 
 
 # ------------------------------------------------------------------------------------------- JSON

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .base import IngestError, Parsed, series_blocks_frame, summary_frame
 
@@ -75,14 +74,48 @@ def _records(path: Path, data: bytes) -> tuple[list[dict[str, Any]], bool]:
     return recs, partial
 
 
+def _flatten(obj: dict[str, Any], prefix: str, out: dict[str, Any]) -> None:
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            _flatten(v, f"{prefix}{k}\t", out)
+        else:
+            out[f"{prefix}{k}"] = v
+
+
+def _number(v: Any) -> float:
+    """A JSON value as float; NaN for missing or non-numeric (``pandas.to_numeric(errors="coerce")``)."""
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return np.nan
+    return np.nan
+
+
+def _columns(recs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Nested records → ``{"disk\tvda\treads": float64 array}``, one value per record (NaN where a record
+    lacks the key).  A plain loop over the ~60 lines of a file: ``pandas.json_normalize`` and a
+    ``to_numeric`` per column cost 4 ms a file, 1,399 files in the shipped data."""
+    flat: list[dict[str, Any]] = []
+    keys: dict[str, None] = {}
+    for r in recs:
+        d: dict[str, Any] = {}
+        _flatten(r, "", d)
+        flat.append(d)
+        keys.update(dict.fromkeys(d))
+    return {k: np.array([_number(d.get(k)) for d in flat], dtype=np.float64) for k in keys}
+
+
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
     try:
         recs, partial = _records(path, data)
     except UnicodeDecodeError as e:
         raise IngestError(path, f"{_EXPECT}: not UTF-8", offset=e.start) from None
-    flat = pd.json_normalize(recs, sep="\t")
-    t = flat["t"].to_numpy(np.float64)
+    flat = _columns(recs)
+    t = flat["t"]
     dt = np.diff(t)
     interval = float(np.median(dt)) if len(dt) else 1.0
     dt = np.concatenate([[interval], dt])
@@ -98,33 +131,32 @@ def parse(path: str | Path, data: bytes) -> Parsed:
         if np.isfinite(values).any():
             means.append((job, "", metric, float(np.nanmean(values)), unit))
 
-    cpus = sorted((c.split("\t", 1)[1] for c in flat.columns if c.startswith("cpu\t")),
+    cpus = sorted((c.split("\t", 1)[1] for c in flat if c.startswith("cpu\t")),
                   key=lambda c: (len(c), c))
     busy = []
     for c in cpus:
-        v = pd.to_numeric(flat[f"cpu\t{c}"], errors="coerce").to_numpy(np.float64)
+        v = flat[f"cpu\t{c}"]
         busy.append(v)
         add(c, "cpu_busy", "ratio", v)
         if f"iowait\t{c}" in flat:
-            add(c, "cpu_iowait", "ratio", pd.to_numeric(flat[f"iowait\t{c}"], errors="coerce").to_numpy(np.float64))
+            add(c, "cpu_iowait", "ratio", flat[f"iowait\t{c}"])
     if busy:
         means.append(("all", "", "cpu_busy", float(np.nanmean(np.vstack(busy))), "ratio"))
     for key, metric in (("MemAvailable", "mem_available"), ("Cached", "mem_cached")):
         col = f"mem\t{key}"
         if col in flat:
-            add("", metric, "B", pd.to_numeric(flat[col], errors="coerce").to_numpy(np.float64))
-    devices = sorted({c.split("\t")[1] for c in flat.columns if c.startswith("disk\t")})
+            add("", metric, "B", flat[col])
+    devices = sorted({c.split("\t")[1] for c in flat if c.startswith("disk\t")})
     for dev in devices:
         for field, (metric, unit) in _DISK.items():
             col = f"disk\t{dev}\t{field}"
-            raw = (pd.to_numeric(flat[col], errors="coerce").fillna(0.0).to_numpy(np.float64)
-                   if col in flat else np.zeros(len(t)))
+            raw = np.where(np.isnan(flat[col]), 0.0, flat[col]) if col in flat else np.zeros(len(t))
             v = raw / 1000.0 / dt if field == "io_ms" else raw / dt
             add(dev, metric, unit, v)
             if field == "io_ms" and np.isfinite(v).any():
                 means.append((dev, "", "disk_util_max", float(np.nanmax(v)), "ratio"))
     if "load" in flat:
-        add("", "load1", "count", pd.to_numeric(flat["load"], errors="coerce").to_numpy(np.float64))
+        add("", "load1", "count", flat["load"])
     means.append(("", "", "samples", float(len(t)), "count"))
     meta = {"tool_version": "capture/ceph SysMon", "t0_unix": t0, "interval_s": interval,
             "cpus": cpus, "devices": devices, "samples": len(t)}

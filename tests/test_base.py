@@ -1,0 +1,46 @@
+"""The tidy-frame builders readers share (analysis.ingest.base): same frames as pandas' constructors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.ingest import base
+
+
+def test_cat_reuses_one_dtype_and_keeps_codes():
+    a = base.cat(np.array([1, 0, -1, 1], np.int8), ["write", "read"])
+    b = base.cat(np.array([0], np.int8), ("write", "read"))
+    assert a.dtype == b.dtype
+    assert a.tolist()[:2] == ["read", "write"] and pd.isna(a[2]) and a[3] == "read"
+    assert list(a.categories) == ["write", "read"] and a.categories.dtype == "str"
+    ref = pd.Categorical(["read", "write", None, "read"], categories=["write", "read"])
+    assert a.equals(ref.astype(a.dtype))
+
+
+def test_tidy_frame_equals_the_dict_constructor_without_copying_floats():
+    n = 5
+    t = np.arange(n, dtype=np.float64)
+    v = np.linspace(1.0, 2.0, n)
+    cols = {"source": base.cat(np.zeros(n, np.int8), ["f.log"]), "job": base.cat(np.zeros(n, np.int8), ["j"]),
+            "ddir": base.cat(np.array([0, 1, 0, 1, 0], np.int8), ["read", "write"]),
+            "metric": base.cat(np.zeros(n, np.int8), ["clat"]), "value": v,
+            "unit": base.cat(np.zeros(n, np.int8), ["ns"]), "t_s": t}
+    got = base.tidy_frame(cols, base.SERIES_COLUMNS)
+    pd.testing.assert_frame_equal(got, pd.DataFrame(cols, columns=base.SERIES_COLUMNS))
+    assert np.shares_memory(got["value"].to_numpy(), v) and np.shares_memory(got["t_s"].to_numpy(), t)
+    assert got.loc[3, "ddir"] == "write" and got.loc[4, "value"] == 2.0
+
+
+def test_tidy_frame_checks_lengths():
+    cols = {"value": np.zeros(3), "t_s": np.zeros(2)}
+    with pytest.raises(ValueError, match="[Ll]ength"):
+        base.tidy_frame(cols, ["value", "t_s"])
+
+
+def test_summary_lookup_by_job_and_direction():
+    p = base.Parsed(path="x.json", kind="fio-json",
+                    summary=base.summary_frame("x.json", [("j", "read", "iops", 10.0, "1/s"),
+                                                          ("j", "write", "iops", 20.0, "1/s"),
+                                                          ("k", "read", "iops", 30.0, "1/s")]))
+    assert p.values_of("j", "write") == {"iops": 20.0}
+    assert p.values_of("k", "read") == {"iops": 30.0} and p.values_of("k", "write") == {}
