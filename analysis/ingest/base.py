@@ -231,25 +231,35 @@ def series_blocks_frame(source: str, t_s: np.ndarray,
     return tidy_frame(cols, SERIES_COLUMNS)
 
 
-def union_str_categoricals(cols: list[pd.Series]) -> pd.Categorical:
-    """One categorical over ``cols`` (categoricals or labels), categories as ``str`` in order of first
-    appearance.  Vectorised per column: each distinct category list is mapped to the union once (the
-    many small frames of one kind share a handful of lists), then the codes are remapped with numpy."""
+def column(df: pd.DataFrame, name: str):
+    """The array behind one column (categorical or ndarray) without building a Series (~10 µs each
+    through ``df[name]``; assembling a walk reads ~100 k of them)."""
+    get = getattr(df, "_get_column_array", None)
+    return get(df.columns.get_loc(name)) if get is not None else df[name].array
+
+
+def union_str_categoricals(cols: list) -> pd.Categorical:
+    """One categorical over ``cols`` (categoricals, or Series/arrays of labels), categories as ``str``
+    in order of first appearance.  Vectorised per column: each distinct categories object is mapped to
+    the union once (the many small frames of one kind share a handful, see :func:`cat`), then the codes
+    are remapped with numpy."""
     union: dict[str, int] = {}
-    maps: dict[tuple, np.ndarray] = {}
+    maps: dict[int, tuple[pd.Index, np.ndarray]] = {}  # id(categories) → (the object, kept alive; map)
     codes = []
     for col in cols:
-        arr = col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
-        key = tuple(arr.categories.tolist())
-        m = maps.get(key)
-        if m is None:
-            m = np.array([union.setdefault(str(x), len(union)) for x in key] + [-1], dtype=np.int32)
-            maps[key] = m
-        codes.append(m[arr.codes])  # code -1 (missing) picks the trailing -1
+        arr = col if isinstance(col, pd.Categorical) else \
+            col.array if isinstance(getattr(col, "dtype", None), pd.CategoricalDtype) else pd.Categorical(col)
+        hit = maps.get(id(arr.categories))
+        if hit is None:
+            m = np.array([union.setdefault(str(x), len(union)) for x in arr.categories.tolist()] + [-1],
+                         dtype=np.int32)
+            hit = maps[id(arr.categories)] = (arr.categories, m)
+        codes.append(hit[1][arr.codes])  # code -1 (missing) picks the trailing -1
     cats = pd.Index(list(union), dtype="str")
     if not codes:
         return pd.Categorical([], categories=cats)
-    return pd.Categorical.from_codes(np.concatenate(codes), categories=cats)
+    return cat(np.concatenate(codes), list(union)) if len(union) < 1024 else \
+        pd.Categorical.from_codes(np.concatenate(codes), categories=cats)
 
 
 def concat_tidy(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -262,9 +272,9 @@ def concat_tidy(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     out = {}
     for c in columns:
         if c in CATEGORY_COLUMNS:
-            out[c] = union_str_categoricals([f[c] for f in frames])
+            out[c] = union_str_categoricals([column(f, c) for f in frames])
         else:
-            out[c] = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames])
+            out[c] = np.concatenate([np.asarray(column(f, c), dtype=np.float64) for f in frames])
     return pd.DataFrame(out)[columns]
 
 

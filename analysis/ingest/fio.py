@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,25 @@ def _identity_summary(checks: list[dict[str, Any]]) -> dict[str, Any]:
             "ok": bool(max(dev) < 0.02)}
 
 
+_RECENT: dict[str, tuple[bytes, Parsed]] = {}  # path → (content, result) of the last few parses
+
+
 def parse(path: Path, data: bytes) -> Parsed:
+    """One fio JSON output.  The last few results are kept by path and content: a run folder's fio logs
+    look up this JSON (their companion) right after the walk has read it, and then get the same result
+    without decoding it again (1,263 JSONs, ~1.3 ms each, in the shipped data)."""
+    key = str(path)
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] == data:
+        return replace(hit[1], meta=dict(hit[1].meta))
+    out = _parse(path, data)
+    if len(_RECENT) >= 16:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[key] = (bytes(data), out)
+    return replace(out, meta=dict(out.meta))
+
+
+def _parse(path: Path, data: bytes) -> Parsed:
     doc, wrap = load(path, data)
     source = str(path)
     version = doc.get("fio version")

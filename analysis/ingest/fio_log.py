@@ -65,26 +65,37 @@ def _log_name(path: Path) -> dict[str, Any]:
             "job_index": int(m["job"]) if m["job"] else None}
 
 
-_FOLDER_JSON: dict[tuple, list[Parsed]] = {}  # folder listing (names, sizes, mtimes) → its fio JSONs, parsed
+_FOLDER_JSON: dict[str, tuple[list[str], tuple, list[Parsed]]] = {}  # folder → (names, its JSONs' stats, parsed)
+
+
+def _json_stats(folder: Path, names: list[str]) -> tuple:
+    out = []
+    for name in names:
+        st = os.stat(folder / name)
+        out.append((name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def _folder_fio_json(path: Path) -> list[Parsed] | None:
-    """Every fio JSON output beside ``path`` (not ``path`` itself), parsed.  Cached per folder listing,
-    so the logs of one run directory parse their JSON once; a changed file changes the key."""
+    """Every fio JSON output beside ``path`` (not ``path`` itself), parsed.  Cached per folder: the logs
+    of one run directory parse their JSON once.  The cache holds while the folder's names (files added,
+    removed or renamed) and the JSONs' sizes and mtimes are unchanged: a listing without stats and a
+    stat per JSON for each log, instead of a stat per file."""
+    folder = path.parent
     try:
-        entries = sorted(os.scandir(path.parent), key=lambda e: e.name)
-        listing = tuple((e.name, st.st_size, st.st_mtime_ns) for e in entries if e.is_file()
-                        for st in (e.stat(),))
+        names = sorted(os.listdir(folder))
+        hit = _FOLDER_JSON.get(str(folder))
+        if hit is not None and hit[0] == names and _json_stats(folder, [n for n, _, _ in hit[1]]) == hit[1]:
+            return [d for d in hit[2] if d.path != str(path)]
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        listing = [(e.name, e.stat().st_size) for e in entries if e.is_file()]
     except OSError:
         return None
-    key = (str(path.parent), listing)
-    if key in _FOLDER_JSON:
-        return [d for d in _FOLDER_JSON[key] if d.path != str(path)]
     found: list[Path] = []
-    for name, size, _ in listing:
+    for name, size in listing:
         if size > 64 << 20:
             continue
-        fp = path.parent / name
+        fp = folder / name
         try:
             head, _ = read_head(fp)
         except IngestError:
@@ -97,9 +108,13 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
             parsed.append(fio_json.parse(fp, read_all(fp)))
         except IngestError:
             continue
+    try:
+        stats = _json_stats(folder, [fp.name for fp in found])
+    except OSError:
+        return None
     if len(_FOLDER_JSON) >= 64:
         _FOLDER_JSON.pop(next(iter(_FOLDER_JSON)))
-    _FOLDER_JSON[key] = parsed
+    _FOLDER_JSON[str(folder)] = (names, stats, parsed)
     return [d for d in parsed if d.path != str(path)]
 
 

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, union_str_categoricals
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, column, union_str_categoricals
 from .detect import detect, read
 
 KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
@@ -259,10 +259,10 @@ def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[s
     out: dict[str, Any] = {}
     for c in cols:
         if c in ("value", "t_s"):
-            out[c] = (np.concatenate([f[c].to_numpy(dtype=np.float64) for f, _ in keep]) if keep
+            out[c] = (np.concatenate([np.asarray(column(f, c), dtype=np.float64) for f, _ in keep]) if keep
                       else np.zeros(0, dtype=np.float64))
         elif c in base_cols and c != "source":
-            out[c] = union_str_categoricals([f[c] for f, _ in keep])
+            out[c] = union_str_categoricals([column(f, c) for f, _ in keep])
         else:  # per file: kind, source, run keys
             out[c] = _per_file([ctx.get(c) for ctx in contexts], fid)
     df = pd.DataFrame(out, columns=cols, copy=False)
