@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .labels import str_isin
+
 MIB = 1024 * 1024
 
 
@@ -47,7 +49,7 @@ def _agg(g: pd.DataFrame) -> pd.Series:
 def file_table(files: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per (file, ddir): kind, tool version, status and the headline numbers."""
     base = files[["path", "kind", "tool_version", "status"]].copy()
-    s = summary[summary["source"].astype(str).isin(set(files["path"]))].copy()  # only the files listed
+    s = summary[str_isin(summary["source"], set(files["path"]))].copy()  # only the files listed
     s["source"] = s["source"].astype(str)
     s["ddir"] = s["ddir"].astype(str)
     s["metric"] = s["metric"].astype(str)

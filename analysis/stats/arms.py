@@ -12,6 +12,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..labels import str_eq
+
 RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
 #: tuned values carried as run keys by ``analysis.ingest.walk.TUNED_KEYS`` (and what else a run says)
 RUN_FACTS = ["scheduler", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
@@ -35,7 +37,7 @@ def run_table(summary: pd.DataFrame) -> pd.DataFrame:
     facts = [k for k in RUN_FACTS if k in s.columns]
     base = s[keys + facts].astype("string").drop_duplicates(subset=keys).set_index(keys)
 
-    fio = s[s["kind"].astype(str) == "fio-json"]
+    fio = s[str_eq(s["kind"], "fio-json")]
     fio = fio[fio["metric"].isin(["iops", "total_ios", "clat_mean", "clat_p99"])]
     w = fio.pivot_table(index=keys + ["ddir"], columns="metric", values="value", aggfunc="sum",
                         observed=True)
@@ -48,11 +50,11 @@ def run_table(summary: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"iops": g["iops"].sum(min_count=1),
                         "clat_mean_ms": g["clat_x_n"].sum(min_count=1) / g["total_ios"].sum(min_count=1) / 1e6})
     for d in ("write", "read"):
-        wd = w[w["ddir"].astype(str) == d].set_index(keys)
+        wd = w[str_eq(w["ddir"], d)].set_index(keys)
         out[f"iops_{d}"] = wd["iops"]
         out[f"clat_p99_{d}_ms"] = wd["clat_p99"] / 1e6
 
-    tl = s[(s["kind"].astype(str) == "ceph-pg-timeline") & s["metric"].isin(DURATIONS)]
+    tl = s[str_eq(s["kind"], "ceph-pg-timeline") & s["metric"].isin(DURATIONS)]
     dur = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
     out = out.join(dur, how="outer")
     for c in DURATIONS:
@@ -92,13 +94,13 @@ def client_during(series: pd.DataFrame, summary: pd.DataFrame, op: str, metric: 
     inside).  Runs where the operation did not finish (no duration) are left out.
     """
     keys = [k for k in RUN_KEYS if k in summary.columns]
-    tl = summary[(summary["kind"].astype(str) == "ceph-pg-timeline")
+    tl = summary[str_eq(summary["kind"], "ceph-pg-timeline")
                  & summary["metric"].isin([f"{op}_start", f"{op}_duration"])]
     win = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
     if win.empty or f"{op}_duration" not in win or f"{op}_start" not in win:
         return pd.DataFrame(columns=keys + ["ddir", "during", "outside", "windows"])
     win = win.dropna().rename(columns={f"{op}_start": "start", f"{op}_duration": "dur"}).reset_index()
-    s = series[(series["kind"].astype(str) == "fio-log") & (series["metric"].astype(str) == metric)]
+    s = series[str_eq(series["kind"], "fio-log") & str_eq(series["metric"], metric)]
     s = s[keys + ["ddir", "t_s", "value", "fio_t0_after_spawn_s"]].copy()
     for k in keys:
         s[k] = s[k].astype(str)

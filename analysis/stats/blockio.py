@@ -48,6 +48,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from ..labels import str_eq, str_isin
+
 SECTOR_B = 512
 MIB = float(1 << 20)
 STREAM = ["source", "dev"]
@@ -90,7 +92,7 @@ def prepare(requests: pd.DataFrame, campaigns: Iterable[str] | None = None) -> p
     ``device``)."""
     r = requests[[c for c in _REQ_COLS if c in requests.columns]]
     if campaigns is not None:
-        r = r[r["campaign"].astype(str).isin(list(campaigns))]
+        r = r[str_isin(r["campaign"], list(campaigns))]
     r = r.copy()
     for c in ["source", "rwbs", "ddir", *RUN_KEYS, "trace_dev_data", "trace_dev_db"]:
         if c in r:
@@ -470,11 +472,11 @@ def sysutil_samples(series: pd.DataFrame, files: pd.DataFrame, runs: Iterable[st
     ``clipped`` counts the devices of the sample whose %util exceeded 100 (io_ticks is accounted lazily,
     so the first interval after an idle spell can hold more than the interval)."""
     runs = set(runs)
-    f = files[(files["kind"].astype(str) == "sysutil") & files["run"].astype(str).isin(runs)]
+    f = files[str_eq(files["kind"], "sysutil") & str_isin(files["run"], runs)]
     meta = pd.DataFrame({"run": f["run"].astype(str).to_numpy(),
                          "t0_unix": [json.loads(m)["t0_unix"] for m in f["meta_json"]],
                          "interval_s": [json.loads(m).get("interval_s", 1.0) for m in f["meta_json"]]})
-    s = series[(series["kind"].astype(str) == "sysutil") & series["run"].astype(str).isin(runs)]
+    s = series[str_eq(series["kind"], "sysutil") & str_isin(series["run"], runs)]
     s = s.assign(run=s["run"].astype(str), metric=s["metric"].astype(str), job=s["job"].astype(str))
     keep = s["metric"].isin(["cpu_busy", "cpu_iowait", "mem_available", "disk_util"])
     s = s[keep]

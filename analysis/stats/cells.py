@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..labels import str_eq, str_isin
+
 CELL = ["scenario", "scheduler"]
 
 
@@ -22,12 +24,12 @@ def cell_values(summary: pd.DataFrame, campaign: str, kind: str, metric: str,
     """One value per run: ``campaign, scenario, scheduler, ddir, repeat, value`` for ``metric`` of the
     files of ``kind`` (e.g. ``fio-json`` ``bw``, ``radosbench`` ``bw``).  A run with several jobs of
     that kind and direction is summed (fio jobs of one run; one job per run in the capture campaigns)."""
-    s = summary[(summary["campaign"].astype(str) == campaign) & (summary["kind"].astype(str) == kind)
-                & (summary["metric"].astype(str) == metric)]
+    s = summary[str_eq(summary["campaign"], campaign) & str_eq(summary["kind"], kind)
+                & str_eq(summary["metric"], metric)]
     if ddir is not None:
-        s = s[s["ddir"].astype(str).isin([ddir] if isinstance(ddir, str) else list(ddir))]
+        s = s[str_isin(s["ddir"], [ddir] if isinstance(ddir, str) else list(ddir))]
     if job is not None:
-        s = s[s["job"].astype(str) == job]
+        s = s[str_eq(s["job"], job)]
     keys = ["campaign", "scenario", "scheduler", "ddir", "repeat"]
     out = (s.assign(**{k: s[k].astype(str) for k in keys if k != "repeat"})
            .groupby(keys, observed=True, sort=True)["value"].sum().reset_index())

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..labels import str_eq, str_isin
 from .arms import RUN_KEYS, client_during, run_table
 
 #: background operation whose active window defines ``clat_during`` in each captured scenario
@@ -71,13 +72,13 @@ def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | Non
     """Long table, one row per (run, metric): ``campaign, scenario, arm, repeat, scheduler, profile,
     metric, value, unit`` with every metric of the module docstring that the run has."""
     if campaign is not None:
-        summary = summary[summary["campaign"].astype(str) == campaign]
-        series = series[series["campaign"].astype(str) == campaign]
+        summary = summary[str_eq(summary["campaign"], campaign)]
+        series = series[str_eq(series["campaign"], campaign)]
     runs = run_table(summary)
     keys = [k for k in RUN_KEYS if k in runs]
     wide = runs[keys + ["scheduler", "profile", "iops", "clat_mean_ms"]].rename(
         columns={"iops": "client_iops", "clat_mean_ms": "clat_mean"})
-    tl = summary[(summary["kind"].astype(str) == "ceph-pg-timeline") & summary["metric"].isin(list(TIMELINE))]
+    tl = summary[str_eq(summary["kind"], "ceph-pg-timeline") & summary["metric"].isin(list(TIMELINE))]
     if not tl.empty:
         t = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
         for src, (dst, f) in TIMELINE.items():
@@ -88,13 +89,13 @@ def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | Non
         for k in keys[:-1]:
             t[k] = t[k].astype(str)
         wide = wide.astype({k: str for k in keys[:-1]}).merge(t, on=keys, how="left")
-    bw = summary[(summary["kind"].astype(str) == "fio-json") & (summary["metric"].astype(str) == "bw")]
+    bw = summary[str_eq(summary["kind"], "fio-json") & str_eq(summary["metric"], "bw")]
     if not bw.empty:
         b = (bw.groupby(keys, observed=True)["value"].sum() / 2**20).rename("client_bw").reset_index()
         b["repeat"] = pd.to_numeric(b["repeat"].astype(str)).astype("int64")
         wide = wide.astype({k: str for k in keys[:-1]}).merge(b.astype({k: str for k in keys[:-1]}), on=keys, how="left")
-    pc = summary[(summary["kind"].astype(str) == "fio-json") & summary["metric"].isin(PERCENTILES)
-                 & (summary["ddir"].astype(str) == "write")]
+    pc = summary[str_eq(summary["kind"], "fio-json") & summary["metric"].isin(PERCENTILES)
+                 & str_eq(summary["ddir"], "write")]
     if not pc.empty:
         p = pc.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True) / 1e6
         p = p.reset_index()
@@ -140,11 +141,11 @@ def background_rate_series(series: pd.DataFrame, op: str, campaign: str | None =
     sample to sample.  Columns: run keys, ``t_s`` (s since
     fio's spawn, the timeline's clock), ``value`` (objects/s)."""
     pool, metrics, sign = RATE_SOURCE[op]
-    s = series[(series["kind"].astype(str) == "ceph-pg-timeline") & series["metric"].astype(str).isin(metrics)]
+    s = series[str_eq(series["kind"], "ceph-pg-timeline") & str_isin(series["metric"], metrics)]
     if campaign is not None:
-        s = s[s["campaign"].astype(str) == campaign]
+        s = s[str_eq(s["campaign"], campaign)]
     if pool is not None:
-        s = s[s["job"].astype(str) == pool]
+        s = s[str_eq(s["job"], pool)]
     keys = [k for k in RUN_KEYS if k in s]
     d = s[keys + ["t_s", "value"]].astype({k: str for k in keys})
     d = d.groupby(keys + ["t_s"], observed=True)["value"].sum().reset_index().sort_values(keys + ["t_s"])
@@ -160,9 +161,9 @@ def client_series(series: pd.DataFrame, metric: str = "clat", campaign: str | No
     """fio's 1 s averaged client log per run on the timeline's clock (t + ``fio_t0_after_spawn_s``),
     directions combined (mean of the directions' windows at the same second for clat, sum for iops);
     clat ns → ms by ``factor``.  Columns: run keys, ``t_s``, ``value``."""
-    s = series[(series["kind"].astype(str) == "fio-log") & (series["metric"].astype(str) == metric)]
+    s = series[str_eq(series["kind"], "fio-log") & str_eq(series["metric"], metric)]
     if campaign is not None:
-        s = s[s["campaign"].astype(str) == campaign]
+        s = s[str_eq(s["campaign"], campaign)]
     keys = [k for k in RUN_KEYS if k in s]
     t0 = pd.to_numeric(s["fio_t0_after_spawn_s"].astype(str), errors="coerce").fillna(0.0)
     d = pd.DataFrame({**{k: s[k].astype(str) for k in keys}, "t_s": (s["t_s"] + t0).round(0),

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from ..labels import str_eq, str_isin
 from .consistency import as_rounds
 
 
@@ -57,10 +58,10 @@ def run_values(summary: pd.DataFrame, campaign: str, kind: str, metric: str, tes
     seconds since the epoch (run.json ``started``) where recorded, else the capture's ``plan_order``.
     A direction that is zero in every run of a test (fio's unused read/write side) is dropped; a test
     left with two directions raises ValueError unless ``ddir`` is one of the ``test`` keys."""
-    s = summary[(summary["campaign"].astype(str) == campaign) & (summary["kind"].astype(str) == kind)
-                & (summary["metric"].astype(str) == metric)]
+    s = summary[str_eq(summary["campaign"], campaign) & str_eq(summary["kind"], kind)
+                & str_eq(summary["metric"], metric)]
     if ddir is not None:
-        s = s[s["ddir"].astype(str).isin([ddir] if isinstance(ddir, str) else list(ddir))]
+        s = s[str_isin(s["ddir"], [ddir] if isinstance(ddir, str) else list(ddir))]
     started = pd.to_datetime(s["started"].astype(str), utc=True, errors="coerce", format="%Y-%m-%dT%H:%M:%S%z") \
         if "started" in s else pd.Series(pd.NaT, index=s.index)
     order = (started - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
