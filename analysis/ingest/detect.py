@@ -48,8 +48,9 @@ def streams(mod, path: Path, comp: str | None) -> bool:
 def read(path: str | Path, sink=None) -> Parsed:
     """Read one benchmark output; raises ``IngestError`` for unknown or bad input.
 
-    A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs) is read in
-    blocks; ``sink(frame)`` then receives its series block by block instead of ``Parsed.series``."""
+    A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs, binary block
+    traces) is read in blocks; ``sink(frame)`` then receives its series (block by block for fio logs)
+    instead of ``Parsed.series``."""
     path = Path(path)
     try:
         head, comp = read_head(path, HEAD_BYTES)
