@@ -47,10 +47,12 @@ above look arbitrarily far back (merge → Q, parent, D) or ahead (C at a start 
 where a window cannot see far enough and the answer may differ, ``meta['stream_bounds']`` counts it and
 the result is marked partial (never silently different).  Memory, independent of the file size: the
 16 MiB key filter, the reorder hold-back (56 B per record), and ≈ 0.9 KiB per event of the window
-(3 × ``WINDOW_RECORDS`` events) — tracemalloc peak 26-29 MiB for 4096-event steps on traces of 28k and
-112k records; extrapolated, not measured: ≈ 190 MB with the default 2**16-event steps
-(tests/test_blktrace_stream.py).  Not yet bounded: the per-second series (a few rows per second of
-trace) and ``tables['requests']``, concatenated in memory (the sink receives the series only).
+(3 × ``WINDOW_RECORDS`` events); the per-second series (a few rows per second of trace) is kept whole.
+With a sink that takes the request rows (``sink.requests``: the Dask path's parts) nothing else grows.
+Measured here (``scale.run_batch`` on one replicated real trace, default steps, peak RSS of the whole
+process, imports included): 339 MiB for 572 MiB / 7.8 M records, 356 MiB for 1.14 GiB / 15.5 M records
+(``parse`` on the 572 MiB trace: 2,097 MiB).  Without that sink the request rows are concatenated
+into ``tables['requests']`` (as the serial ingest keeps every table).
 """
 
 from __future__ import annotations
@@ -999,9 +1001,12 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
     the window of ``window_records`` events are checked and, where they may matter, counted in
     ``meta['stream_bounds']`` and the result marked partial.  Records out of time order by more than
     ``reorder_records`` records are counted in ``meta['stream_bounds']['reorder']`` (partial too).
-    ``sink(frame)`` receives the series (then ``Parsed.series`` is empty); the request rows stay in
-    ``tables['requests']``."""
+    ``sink(frame)`` receives the series once, at the end (then ``Parsed.series`` is empty: a few rows per
+    second of trace); when the sink has a ``requests`` method, the request rows go to it step by step
+    (then ``tables['requests']`` is empty and ``meta['requests_streamed']`` counts them), otherwise they
+    are concatenated into ``tables['requests']``."""
     path = Path(path)
+    req_sink = getattr(sink, "requests", None)
     block = block_records or BLOCK_RECORDS
     window = max(window_records or WINDOW_RECORDS, 1)
     reorder = reorder_records if reorder_records is not None else max(REORDER_RECORDS, block)
@@ -1029,6 +1034,7 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
             self.hist: dict[tuple, np.ndarray] = {}
             self.series: list[pd.DataFrame] = []
             self.req: list[pd.DataFrame] = []
+            self.req_rows = 0
             self.queued: dict[tuple, list] = {}
 
         def records(self, ev):
@@ -1063,7 +1069,12 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
                     a[1] += int(gq["b"].sum())
 
         def commit(self, rows, bios):
-            self.req.append(rows)
+            if req_sink is not None:  # straight to the caller's part: never all in memory
+                if len(rows):
+                    req_sink(rows)
+                    self.req_rows += len(rows)
+            else:
+                self.req.append(rows)
             for (d, dd), r in rows.groupby(["dev", "ddir"]):
                 a = self.cnt.setdefault((int(d), dd), [0, 0])
                 a[0] += len(r)
@@ -1206,6 +1217,10 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
                                            np.where(qn > 0, a["qs"].to_numpy() / qn, np.nan)))
     requests = (pd.concat(p1.req, ignore_index=True) if p1.req else
                 io_tables(_trace_of({k: np.zeros(0, np.int64) for k in _KEEP}, 0, "<"))[0])
+    if req_sink is not None:
+        meta_req = {"requests_streamed": int(p1.req_rows)}
+    else:
+        meta_req = {}
     bounds = dict(st["bounds"])
     if st["reorder_exceeded"]:
         bounds["reorder"] = st["reorder_exceeded"]
@@ -1217,7 +1232,7 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
         "streamed": {"block_records": block, "window_records": window, "reorder_records": reorder,
                      "passes": 2 if need else 1, "percentiles": "exact: a histogram pass, then the distinct "
                      "values of the bins holding the order statistics"},
-        "stream_bounds": bounds}
+        "stream_bounds": bounds, **meta_req}
     series = categorize(pd.concat(frames, ignore_index=True)) if frames else None
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary, tables={"requests": requests})
     if bounds:

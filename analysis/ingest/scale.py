@@ -83,33 +83,25 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int) -> int:
     return len(df)
 
 
-class _PartSink:
-    """Series blocks of one large file (read in blocks, bounded memory) written straight to their own
-    part, ``series/campaign=…/kind=…/part-<batch>-<n>.parquet``, one row group per block."""
+class _PartWriter:
+    """Row groups appended to one Parquet part (string-like columns stored as plain strings, the schema
+    of the first block), removed again if the file that wrote it fails midway."""
 
-    def __init__(self, table_dir: Path, batch: int, n: int, keys: dict[str, Any]):
-        self.keys, self.rows, self.writer, self.path = keys, 0, None, None
-        camp = keys.get("campaign")
-        self.dir = table_dir / f"campaign={NO_CAMPAIGN if camp is None else camp}" / f"kind={keys['kind']}"
-        self.name = f"part-{batch:06d}-{n:04d}.parquet"
+    def __init__(self, path: Path):
+        self.path, self.writer, self.schema, self.rows = path, None, None, 0
 
-    def __call__(self, frame: pd.DataFrame) -> None:
+    def write(self, df: pd.DataFrame) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from .base import SERIES_COLUMNS
-        from .walk import _assemble
-
-        full = _assemble([frame], [0], [self.keys], SERIES_COLUMNS).drop(columns=["campaign", "kind"])
-        t = pa.Table.from_pandas(full, preserve_index=False)
-        t = t.cast(pa.schema([pa.field(f.name, pa.string()) if _stringish(f.type) else f for f in t.schema]),
-                   safe=False).replace_schema_metadata(None)
+        t = pa.Table.from_pandas(df, preserve_index=False)
         if self.writer is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self.path = self.dir / self.name
-            self.writer = pq.ParquetWriter(self.path, t.schema, compression="zstd")
-        self.writer.write_table(t)
-        self.rows += len(frame)
+            self.schema = pa.schema([pa.field(f.name, pa.string()) if _stringish(f.type) else f
+                                     for f in t.schema])
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
+        self.writer.write_table(t.cast(self.schema, safe=False).replace_schema_metadata(None))
+        self.rows += len(df)
 
     def close(self, ok: bool = True) -> None:
         if self.writer is not None:
@@ -117,6 +109,41 @@ class _PartSink:
             if not ok:  # a file that failed midway leaves no rows behind
                 self.path.unlink()
                 self.rows = 0
+
+
+class _PartSink:
+    """The tables of one large file read in blocks (bounded memory) written straight to their own parts,
+    ``<table>/campaign=…/kind=…/part-<batch>-<n>.parquet``, one row group per block: its series
+    (``sink(frame)``) and, for a block trace, its request rows (``sink.requests(frame)``)."""
+
+    def __init__(self, out: Path, batch: int, n: int, keys: dict[str, Any]):
+        self.keys = keys
+        camp = keys.get("campaign")
+        sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}"
+        name = f"part-{batch:06d}-{n:04d}.parquet"
+        self.series = _PartWriter(out / "series" / sub / name)
+        self.blk = _PartWriter(out / "blk_requests" / sub / name)
+
+    @property
+    def rows(self) -> int:
+        return self.series.rows
+
+    def __call__(self, frame: pd.DataFrame) -> None:
+        from .base import SERIES_COLUMNS
+        from .walk import _assemble
+
+        self.series.write(_assemble([frame], [0], [self.keys], SERIES_COLUMNS).drop(columns=["campaign", "kind"]))
+
+    def requests(self, frame: pd.DataFrame) -> None:
+        """Request rows of a streamed block trace, with the file's keys as the serial path attaches them
+        (``walk.ingest_file``): ``kind``, ``source`` and the run keys."""
+        keys = {"kind": str(self.keys["kind"]), "source": str(self.keys["source"]),
+                **{k: str(v) for k, v in self.keys.items() if k not in ("kind", "source") and v is not None}}
+        self.blk.write(frame.assign(**keys).drop(columns=[c for c in ("campaign", "kind") if c in keys]))
+
+    def close(self, ok: bool = True) -> None:
+        self.series.close(ok)
+        self.blk.close(ok)
 
 
 def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
@@ -138,16 +165,19 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
     sinks: list[_PartSink] = []
 
     def sink_for(keys: dict[str, Any]) -> _PartSink:
-        sinks.append(_PartSink(out / "series", batch, len(sinks), keys))
+        sinks.append(_PartSink(out, batch, len(sinks), keys))
         return sinks[-1]
 
     outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for) for r in rels]
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None)
     rows = {"summary": _write_parts(res.summary, out / "summary", batch),
-            "series": _write_parts(res.series, out / "series", batch) + sum(k.rows for k in sinks)}
+            "series": _write_parts(res.series, out / "series", batch) + sum(k.series.rows for k in sinks)}
     for name, t in res.tables.items():
         rows[name] = _write_parts(t, out / name, batch)
+    streamed = sum(k.blk.rows for k in sinks)
+    if streamed:
+        rows["blk_requests"] = rows.get("blk_requests", 0) + streamed
     return {"files": res.files, "failed": res.failed, "rows": rows,
             "context_errors": [r for r, _ in errors]}
 

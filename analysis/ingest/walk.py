@@ -291,7 +291,8 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
 
     ``sink_for(keys)`` (keys: the run context with ``kind`` and ``source``) gives a callable that takes
     the series of a file read in blocks (``detect.streams``) block by block, and has a ``close()``; then
-    the outcome's series is empty.  Without it those blocks are concatenated in memory."""
+    the outcome's series is empty.  Its ``requests(frame)`` method, if any, takes a streamed block trace's
+    request rows (then the outcome has none).  Without it those blocks are concatenated in memory."""
     rel = p.relative_to(root).as_posix()
     row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
