@@ -62,18 +62,26 @@ def replicate(src: Path, n_events: int, out: Path) -> dict:
     events = int((act & np.uint32(0x400 << 16) == 0).sum())  # notify records (process names, BFQ messages) aside
     copies = -(-n_events // events)
     time_at = starts + 8  # the u64 time of every record
+    sector_at = starts + 16  # ... and its u64 sector
     dt = np.dtype(order + "u8")
+    sec = buf[sector_at[:, None] + np.arange(8)].copy().view(dt).ravel()
+    real = sec < (1 << 40)  # not a notify record's filler
+    sshift = int(sec[real].max()) + (1 << 20) if real.any() else 0
     with open(out, "wb") as f:
         for k in range(copies):
             b = bytearray(raw)
             arr = np.frombuffer(b, dtype=np.uint8)
             tv = arr[time_at[:, None] + np.arange(8)].copy().view(dt).ravel() + np.uint64(k * shift)
             arr[time_at[:, None] + np.arange(8)] = tv.astype(dt).view(np.uint8).reshape(-1, 8)
+            sv = sec.copy()
+            sv[real] += np.uint64(k * sshift)
+            arr[sector_at[:, None] + np.arange(8)] = sv.astype(dt).view(np.uint8).reshape(-1, 8)
             f.write(b)
     return {"source": str(src.relative_to(ROOT)) if src.is_relative_to(ROOT) else str(src),
             "source_records": int(len(starts)), "source_events": events, "source_bytes": len(raw), "copies": copies,
             "events": copies * events,
-            "records": int(copies * len(starts)), "bytes": out.stat().st_size, "shift_ns": shift}
+            "records": int(copies * len(starts)), "bytes": out.stat().st_size, "shift_ns": shift,
+            "shift_sectors": sshift}
 
 
 # ---------------------------------------------------------------------------------------------- workers
@@ -92,7 +100,46 @@ def worker(step: str, path: str, res_path: str) -> None:
         res.update({f"{k}_mean": float(bios[f"{k}_ns"].mean()) for k in ("q2c", "d2c", "q2d")})  # per bio, as btt
         res["events"] = float(s[(s["metric"] == "events") & (s["job"] != "all")]["value"].sum())
         res["requests_rows"] = int(len(parsed.tables["requests"]))
+        res["summary"] = _summary_values(parsed)
+    elif step == "stream":  # bounded memory: the request rows go to a sink (here: counted, dropped)
+        from analysis.ingest import blktrace as bt
+
+        class Sink:
+            rows = 0
+
+            def __call__(self, frame):
+                pass
+
+            def requests(self, frame):
+                Sink.rows += len(frame)
+        res["rss_start_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.perf_counter()
+        parsed = bt.parse_stream(Path(path), Sink())
+        res["call_s"] = time.perf_counter() - t0
+        res["rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        res["completed"] = float(Sink.rows)
+        res["bounds"] = parsed.meta["stream_bounds"]
+        res["summary"] = _summary_values(parsed)
     Path(res_path).write_text(json.dumps(res))
+
+
+def _summary_values(parsed) -> dict[str, float | None]:
+    s = parsed.summary
+    return {f"{j}|{d}|{m}": (None if v != v else float(v))
+            for j, d, m, v in zip(s["job"].astype(str), s["ddir"].astype(str), s["metric"].astype(str), s["value"])}
+
+
+def _same_summary(a: dict, b: dict) -> bool:
+    """Equal keys; values equal, within 1e-9 relative for means (merged per step), NaN as NaN."""
+    if a.keys() != b.keys():
+        return False
+    for k, x in a.items():
+        y = b[k]
+        if (x is None) != (y is None):
+            return False
+        if x is not None and abs(x - y) > 1e-9 * max(abs(x), abs(y), 1.0):
+            return False
+    return True
 
 
 def timed_child(argv: list[str], cwd: Path, stdin: Path | None = None, stdout: Path | None = None) -> dict:
@@ -152,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         trace.read_bytes(), dump.read_bytes()  # page cache warm for every step alike
         steps = {
             "ours: analysis.ingest.blktrace.parse": [sys.executable, __file__, "--worker", "ours", str(trace)],
+            "ours, bounded memory: blktrace.parse_stream (request rows to a sink)":
+                [sys.executable, __file__, "--worker", "stream", str(trace)],
             "blkparse -i - -o /dev/null": ["blkparse", "-i", "-", "-o", "/dev/null"],
             "btt -i dump.bin": ["btt", "-i", str(dump)],
             "blkparse -i - -O -d dump.bin (btt's input)": ["blkparse", "-i", "-", "-O", "-d", str(work / "dump2.bin")],
@@ -160,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         for rep in range(a.repeat):
             for name, cmd in steps.items():
                 if name.startswith("ours"):
-                    resf = work / f"ours-{rep}.json"
+                    resf = work / f"ours-{rep}-{len(results[name])}-{'stream' if 'stream' in name else 'parse'}.json"
                     r = timed_child(cmd + [str(resf)], work)
                     r.update(json.loads(resf.read_text()))
                 elif name.startswith("blkparse"):  # both blkparse steps read the stream on stdin
@@ -181,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
             ref = float(bt_all[m]) if m in bt_all.index else None
             ok = ref is not None and abs(ours[0][m] - ref) <= 0.01 * ref
             checks.append((f"{key} mean within 1 % of btt's", ours[0][m], ref, ok))
+        st = results["ours, bounded memory: blktrace.parse_stream (request rows to a sink)"][0]
+        checks.append(("parse_stream: completed == parse's, no window bound hit", st["completed"],
+                       ours[0]["completed"], st["completed"] == ours[0]["completed"] and not st["bounds"]))
+        checks.append(("parse_stream: every summary value == parse's (means 1e-9 rel.)",
+                       float(len(st["summary"])), float(len(ours[0]["summary"])),
+                       _same_summary(st["summary"], ours[0]["summary"])))
 
         def med(name, key):
             return statistics.median(r[key] for r in results[name])
