@@ -179,9 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=None, help="also write the tables as Markdown here")
     ap.add_argument("--worker", nargs=3, metavar=("STEP", "PATH", "RESULT"), help=argparse.SUPPRESS)
+    ap.add_argument("--replicate-to", nargs=2, metavar=("OUT", "INFO"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         worker(*a.worker)
+        return 0
+    if a.replicate_to:  # in a child: the launcher must stay small (see below)
+        info = replicate(a.source or largest_trace(), a.events, Path(a.replicate_to[0]))
+        Path(a.replicate_to[1]).write_text(json.dumps(info))
         return 0
     for tool in ("blkparse", "btt"):
         if not shutil.which(tool):
@@ -191,12 +196,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         trace = work / "trace.bin"
         t0 = time.time()
-        info = replicate(a.source or largest_trace(), a.events, trace)
+        # A child's peak RSS (wait4's ru_maxrss) starts at what its parent had resident when it forked,
+        # so this launcher never holds the trace: the copy is built, and the page cache warmed, by children.
+        src = [] if a.source is None else ["--source", str(a.source)]
+        subprocess.run([sys.executable, __file__, "--events", str(a.events), *src, "--replicate-to", str(trace),
+                        str(work / "info.json")], check=True)
+        info = json.loads((work / "info.json").read_text())
         print(f"input: {info['source']} ({info['source_records']:,} records, {info['source_events']:,} events) × "
               f"{info['copies']} = {info['records']:,} records ({info['events']:,} events), {info['bytes'] / 2**20:.1f} MiB ({time.time() - t0:.1f} s to build)")
         dump = work / "dump.bin"
         timed_child(["blkparse", "-i", "-", "-d", str(dump)], work, stdin=trace, stdout=work / "blkparse.txt")
-        trace.read_bytes(), dump.read_bytes()  # page cache warm for every step alike
+        subprocess.run(["cat", str(trace), str(dump)], stdout=subprocess.DEVNULL, check=True)  # page cache warm
+        floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         steps = {
             "ours: analysis.ingest.blktrace.parse": [sys.executable, __file__, "--worker", "ours", str(trace)],
             "ours, bounded memory: blktrace.parse_stream (request rows to a sink)":
@@ -265,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         hdr = (f"Input: {info['records']:,} records, {info['events']:,} of them events (not notify records), "
                f"{info['bytes'] / 2**20:.1f} MiB = {info['copies']} copies of "
                f"{info['source']} ({info['source_records']:,} records). Machine: nproc {os.cpu_count()}, "
-               f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load {open('/proc/loadavg').read().split()[:3]}.")
+               f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load {open('/proc/loadavg').read().split()[:3]}. "
+               f"Peak RSS: each step's process (wait4), which starts at what this launcher had resident when "
+               f"it forked ({floor / 1024:.0f} MiB at most).")
         text = hdr + "\n\n" + "\n".join(lines) + "\n"
         print(text)
         if a.out:
