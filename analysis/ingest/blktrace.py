@@ -820,8 +820,9 @@ def _committed(path: Path, block_records: int, window: int, reorder: int, st: di
         newc = gC >= st["seen_upto"]
         if len(chk) and newc.any():
             cdv, csec, ctt = win["device"][code == TA_C][newc], req["sector"].to_numpy()[newc], req["c_ns"].to_numpy()[newc]
-            for i in range(0, len(chk), 4096):
-                c = chk[i:i + 4096]
+            rows_per = max(1, (1 << 22) // len(cdv))  # ≤ 4 M cells per comparison matrix, whatever the step
+            for i in range(0, len(chk), rows_per):
+                c = chk[i:i + rows_per]
                 hit = ((cdv[None, :] == c[:, 0:1]) & (csec[None, :] >= c[:, 1:2]) & (csec[None, :] <= c[:, 2:3])
                        & (ctt[None, :] >= c[:, 3:4]))
                 bump("covering_scan_later_c", int(hit.any(axis=1).sum()))
