@@ -17,9 +17,7 @@ def str_isin(col: pd.Series, values: Iterable[object]) -> pd.Series:
     """Boolean Series: ``str(label) in {str(v) for v in values}`` per row (False where missing)."""
     want = {str(v) for v in values}
     if isinstance(col.dtype, pd.CategoricalDtype):
-        hit = np.fromiter((str(c) in want for c in col.cat.categories), dtype=bool,
-                          count=len(col.cat.categories))
-        hit = np.append(hit, False)  # code -1 (missing) → the last entry
+        hit = np.append(col.cat.categories.astype(str).isin(list(want)), False)  # code -1 (missing) → last
         return pd.Series(hit[col.cat.codes.to_numpy()], index=col.index, name=col.name)
     return col.notna() & col.astype(str).isin(want)
 

@@ -7,7 +7,7 @@ import pytest
 from analysis.ingest import base
 
 
-def test_cat_reuses_one_dtype_and_keeps_codes():
+def test_cat_keeps_codes_categories_and_missing():
     a = base.cat(np.array([1, 0, -1, 1], np.int8), ["write", "read"])
     b = base.cat(np.array([0], np.int8), ("write", "read"))
     assert a.dtype == b.dtype

@@ -703,7 +703,7 @@ def _join(acc: list):
         return acc[0]
     comm: dict[int, str] = {}
     for a in acc:
-        comm.update(a[2 + 1])
+        comm.update(a[3])
     return (np.concatenate([a[0] for a in acc]), np.concatenate([a[1] for a in acc]), acc[-1][2], comm)
 
 
