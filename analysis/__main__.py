@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -46,13 +47,17 @@ def _ingest(args: argparse.Namespace) -> int:
     from .ingest.base import IngestError
     from .ingest.walk import ingest, write_tables
     try:
-        res = ingest(args.dir, progress=None if not args.no_progress else False)
+        res = ingest(args.dir, progress=None if not args.no_progress else False, jobs=args.jobs or _cores())
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     paths = write_tables(res, args.out)
     return _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
                     + ", ".join(str(p) for p in paths.values()))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _manifest(args: argparse.Namespace) -> int:
@@ -100,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("dir")
     a.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
     a.add_argument("--no-progress", action="store_true", help="no progress bar")
+    a.add_argument("--jobs", type=int, default=0,
+                   help="processes reading files (default 0: one per core); the tables are the same for any number")
     a.add_argument("--dask", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="read the files as Dask tasks: on the cluster at ADDRESS (tcp://host:8786), or without "
                         "an address on a LocalCluster here; writes Parquet partitioned by campaign and kind")

@@ -203,7 +203,7 @@ def real_proc(tmp_path_factory) -> Path:
         return PROC
     from analysis.ingest.walk import ingest, write_tables
     out = tmp_path_factory.mktemp("processed")
-    write_tables(ingest(ROOT / "data" / "raw", progress=False), out)
+    write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
     return out
 
 

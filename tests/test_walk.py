@@ -117,3 +117,68 @@ def test_manifest_verification(tmp_path):
     res = ingest(root, progress=False)
     assert [rel for rel, _ in res.failed] == ["results/00000002/id-1a2b3c4d/perio_iops.1.log"]
     assert "MANIFEST" in res.failed[0][1]
+
+
+def _assert_identical(a, b) -> None:
+    """Row for row, dtype for dtype, category order for category order."""
+    for n in ("files", "summary", "series"):
+        x, y = getattr(a, n), getattr(b, n)
+        pd.testing.assert_frame_equal(x, y, check_exact=True)
+        assert list(x.columns) == list(y.columns)
+        for c in x.columns:
+            if isinstance(x[c].dtype, pd.CategoricalDtype):
+                assert x[c].cat.categories.tolist() == y[c].cat.categories.tolist(), (n, c)
+    assert a.tables.keys() == b.tables.keys()
+    for k in a.tables:
+        pd.testing.assert_frame_equal(a.tables[k], b.tables[k], check_exact=True)
+    assert a.failed == b.failed
+
+
+def test_jobs_give_the_serial_tables_exactly(tmp_path):
+    """``ingest(jobs=N)`` reads runs of 16 files in N processes and merges their stacks: keys that only
+    later chunks have, categories first seen in later chunks, block requests, failures, a bad run.json
+    and the manifest's gaps come out as in one process."""
+    root = tmp_path / "raw"
+    shutil.copytree(FIXTURES, root / "fx")
+    (root / "fx" / "blktrace" / "run.json").write_text('{"campaign": "c-b", "repeat": 2, "only_b": "x"}')
+    (root / "fx" / "rados_bench" / "run.json").write_text('{"campaign": "c-r", "only_r": 7}')
+    (root / "fx" / "fio" / "randrw-4k-perio" / "run.json").write_text('{"campaign": "c-f",\n "repeat": }')
+    (root / "fx" / "fio" / "broken.json").write_text('{"fio version": "fio-3.33", "jobs": [')
+    write_manifest(root)
+    (root / "MANIFEST.sha256").write_text((root / "MANIFEST.sha256").read_text() + f"{'0' * 64}  gone.json\n")
+    one = ingest(root, progress=False)
+    assert len(one.files) > 48 and len(one.tables["blk_requests"]) > 3000
+    assert {"only_b", "only_r"} <= set(one.series.columns)
+    assert any("randrw-4k-perio/run.json" in m and ":2" in m for _, m in one.failed)
+    assert any("gone.json: listed in MANIFEST.sha256 but missing" in m for _, m in one.failed)
+    for jobs in (2, 3):
+        _assert_identical(one, ingest(root, progress=False, jobs=jobs))
+
+
+def test_cli_jobs_writes_the_same_tables(tmp_path):
+    from analysis.__main__ import main
+    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "a"), "--no-progress", "--jobs", "1"]) == 0
+    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "b"), "--no-progress", "--jobs", "2"]) == 0
+    for n in ("files", "summary", "series", "blk_requests"):
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a" / f"{n}.parquet"),
+                                      pd.read_parquet(tmp_path / "b" / f"{n}.parquet"), check_exact=True)
+
+
+def test_jobs_start_clean_workers_when_other_threads_run(tmp_path, monkeypatch):
+    """With another thread alive (a Dask client, a kernel) the pool must not fork this process."""
+    import multiprocessing
+    import threading
+    asked = []
+    real = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda m=None: asked.append(m) or real(m))
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        _assert_identical(ingest(FIXTURES, progress=False), ingest(FIXTURES, progress=False, jobs=2))
+    finally:
+        stop.set()
+        t.join()
+    assert asked == ["forkserver"]
+    _assert_identical(ingest(FIXTURES, progress=False), ingest(FIXTURES, progress=False, jobs=2))
+    assert asked == ["forkserver", "fork"]

@@ -237,39 +237,65 @@ def _per_file(values: list[Any], fid: np.ndarray) -> pd.Categorical:
     return pd.Categorical.from_codes(cat.codes[fid] if len(fid) else np.zeros(0, np.int8), categories=cats)
 
 
-def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
-              base_cols: list[str]) -> pd.DataFrame:
-    """Concatenate per-file tidy frames and attach every file's run keys, vectorised.
+@dataclass
+class _Stacked:
+    """Per-file tidy frames stacked: the base columns other than ``source`` (``value``/``t_s`` float64,
+    the rest categoricals, :func:`union_str_categoricals`) and each row's file index ``fid``."""
+    cols: dict[str, Any]
+    fid: np.ndarray
 
-    ``frames[j]`` came from file ``fids[j]``; ``contexts[i]`` holds file i's ``kind``, ``source`` (its
-    path under the root) and run keys.  Columns: ``kind``, ``base_cols`` (``source`` = the path),
-    ``KEY_COLUMNS`` (always), then the other keys in order of first appearance; keys are categoricals
-    with ``str`` categories, typed ``string`` when no file has them."""
+
+def _stack(frames: list[pd.DataFrame], fids: list[int], base_cols: list[str]) -> _Stacked:
     keep = [(f, i) for f, i in zip(frames, fids) if len(f)]
+    fid = (np.repeat(np.array([i for _, i in keep], dtype=np.int64), [len(f) for f, _ in keep])
+           if keep else np.zeros(0, dtype=np.int64))
+    cols: dict[str, Any] = {}
+    for c in base_cols:
+        if c in ("value", "t_s"):
+            cols[c] = (np.concatenate([np.asarray(column(f, c), dtype=np.float64) for f, _ in keep]) if keep
+                       else np.zeros(0, dtype=np.float64))
+        elif c != "source":
+            cols[c] = union_str_categoricals([column(f, c) for f, _ in keep])
+    return _Stacked(cols, fid)
+
+
+def _restack(parts: list[_Stacked], offsets: list[int]) -> _Stacked:
+    """Stacks of consecutive file ranges (file indices shifted by ``offsets``) as one: the same columns,
+    categories in the same order of first appearance, as :func:`_stack` over all the frames."""
+    cols = {c: (np.concatenate([p.cols[c] for p in parts]) if c in ("value", "t_s")
+                else union_str_categoricals([p.cols[c] for p in parts])) for c in parts[0].cols}
+    return _Stacked(cols, np.concatenate([p.fid + off for p, off in zip(parts, offsets)]))
+
+
+def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str]) -> pd.DataFrame:
+    """The stacked rows with every file's run keys, vectorised.
+
+    ``contexts[i]`` holds file i's ``kind``, ``source`` (its path under the root) and run keys.  Columns:
+    ``kind``, ``base_cols`` (``source`` = the path), ``KEY_COLUMNS`` (always), then the other keys in
+    order of first appearance among files with rows; keys are categoricals with ``str`` categories,
+    typed ``string`` when no file has them."""
     extra: list[str] = []
     seen = set(KEY_COLUMNS) | {"kind", "source", "context_source"}
-    for _, i in keep:
+    for i in np.unique(st.fid).tolist():
         for k in contexts[i]:
             if k not in seen:
                 seen.add(k)
                 extra.append(k)
     cols = ["kind"] + base_cols + KEY_COLUMNS + extra
-    fid = (np.repeat(np.array([i for _, i in keep], dtype=np.int64), [len(f) for f, _ in keep])
-           if keep else np.zeros(0, dtype=np.int64))
-    out: dict[str, Any] = {}
-    for c in cols:
-        if c in ("value", "t_s"):
-            out[c] = (np.concatenate([np.asarray(column(f, c), dtype=np.float64) for f, _ in keep]) if keep
-                      else np.zeros(0, dtype=np.float64))
-        elif c in base_cols and c != "source":
-            out[c] = union_str_categoricals([column(f, c) for f, _ in keep])
-        else:  # per file: kind, source, run keys
-            out[c] = _per_file([ctx.get(c) for ctx in contexts], fid)
+    out = {c: st.cols[c] if c in st.cols else _per_file([ctx.get(c) for ctx in contexts], st.fid)
+           for c in cols}
     df = pd.DataFrame(out, columns=cols, copy=False)
     for c in KEY_COLUMNS + extra:  # a key no file had: typed as strings, not float NaN
         if len(df[c].cat.categories) == 0:
             df[c] = df[c].astype("string")
     return df
+
+
+def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
+              base_cols: list[str]) -> pd.DataFrame:
+    """Concatenate per-file tidy frames (``frames[j]`` came from file ``fids[j]``) and attach every
+    file's run keys (:func:`_attach`)."""
+    return _attach(_stack(frames, fids, base_cols), contexts, base_cols)
 
 
 @dataclass
@@ -349,13 +375,34 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     return out
 
 
-def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, IngestError]],
-             manifest: dict[str, str] | None) -> IngestResult:
-    """The tables of a list of :class:`FileOutcome` (in walk order) plus the run-context errors
-    (path relative to the root, error) and the manifest's entries that no file matched."""
-    file_rows = [o.row for o in outcomes]
-    failed = [f for o in outcomes for f in o.failed]
+@dataclass
+class _Chunk:
+    """What a run of consecutive files gave, in the parent-ready form :func:`assemble` merges: rows and
+    failures, the parsed files' run keys, their stacked summary and series, their block requests."""
+    rows: list[dict[str, Any]]
+    failed: list[tuple[str, str]]
+    ctxs: list[dict[str, Any]]
+    summary: _Stacked
+    series: _Stacked
+    requests: pd.DataFrame | None
+
+
+def _chunk(outcomes: list[FileOutcome]) -> _Chunk:
     parsed = [o for o in outcomes if o.ctx is not None]
+    fids = list(range(len(parsed)))
+    reqs = [o.requests for o in parsed if o.requests is not None]
+    return _Chunk([o.row for o in outcomes], [f for o in outcomes for f in o.failed], [o.ctx for o in parsed],
+                  _stack([o.summary for o in parsed], fids, SUMMARY_COLUMNS),
+                  _stack([o.series for o in parsed], fids, SERIES_COLUMNS),
+                  pd.concat(reqs, ignore_index=True) if reqs else None)
+
+
+def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
+           manifest: dict[str, str] | None) -> IngestResult:
+    """The tables of consecutive chunks (in walk order) plus the run-context errors (path relative to
+    the root, error) and the manifest's entries that no file matched."""
+    file_rows = [r for c in chunks for r in c.rows]
+    failed = [f for c in chunks for f in c.failed]
     for rel, e in context_errors:
         failed.append((rel, str(e)))
         for row in file_rows:
@@ -369,22 +416,55 @@ def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, Ingest
             file_rows.append({"path": rel, "status": "failed", "error": msg})
     files = pd.DataFrame(file_rows)
     tables = {}
-    reqs = [o.requests for o in parsed if o.requests is not None]
+    reqs = [c.requests for c in chunks if c.requests is not None]
     if reqs:
-        t = pd.concat(reqs, ignore_index=True)
+        t = pd.concat(reqs, ignore_index=True) if len(reqs) > 1 else reqs[0]
         for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
             t[c] = t[c].astype("category")
         tables["blk_requests"] = t
-    ctxs = [o.ctx for o in parsed]
-    fids = list(range(len(parsed)))
-    return IngestResult(files=files, summary=_assemble([o.summary for o in parsed], fids, ctxs, SUMMARY_COLUMNS),
-                        series=_assemble([o.series for o in parsed], fids, ctxs, SERIES_COLUMNS),
-                        failed=failed, tables=tables)
+    ctxs = [x for c in chunks for x in c.ctxs]
+    offsets = np.cumsum([0] + [len(c.ctxs) for c in chunks[:-1]]).tolist()
+    stacks = {}
+    for name in ("summary", "series"):
+        parts = [getattr(c, name) for c in chunks]
+        stacks[name] = parts[0] if len(parts) == 1 else _restack(parts, offsets)
+    return IngestResult(files=files, summary=_attach(stacks["summary"], ctxs, SUMMARY_COLUMNS),
+                        series=_attach(stacks["series"], ctxs, SERIES_COLUMNS), failed=failed, tables=tables)
 
 
-def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
-    """Read every file below ``root`` in this process; never stops at a bad file (see
-    ``IngestResult.failed``).  ``analysis.ingest.scale`` runs the same per-file work on Dask."""
+def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, IngestError]],
+             manifest: dict[str, str] | None) -> IngestResult:
+    """The tables of a list of :class:`FileOutcome` (in walk order) plus the run-context errors
+    (path relative to the root, error) and the manifest's entries that no file matched."""
+    return _merge([_chunk(outcomes)], context_errors, manifest)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(root: Path, manifest: dict[str, str] | None) -> None:
+    _WORKER.update(root=root, manifest=manifest)
+
+
+def _ingest_chunk(work: list[tuple[Path, dict[str, Any]]]) -> _Chunk:
+    """A pool worker's unit: read consecutive files and hand back their stacked tables (one pickled
+    object per chunk; pickling the per-file frames cost more than reading them)."""
+    return _chunk([ingest_file(p, _WORKER["root"], ctx, _WORKER["manifest"]) for p, ctx in work])
+
+
+def _chunks(work: list, jobs: int) -> list[list]:
+    """Consecutive runs of files (a folder's files stay together: fio's logs share its JSON), about 16
+    per worker so a slow tail (block traces, timelines) is small."""
+    size = max(16, -(-len(work) // (16 * jobs)))
+    return [work[i:i + size] for i in range(0, len(work), size)]
+
+
+def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> IngestResult:
+    """Read every file below ``root``; never stops at a bad file (see ``IngestResult.failed``).
+
+    ``jobs`` > 1 reads consecutive runs of files in that many forked processes and merges their tables
+    here: the same tables as ``jobs=1``, row for row and category for category.  All tables are held in
+    memory in this process; ``analysis.ingest.scale`` runs the per-file work on Dask with bounded memory."""
     root = Path(root).resolve()
     if not root.is_dir():
         raise IngestError(root, "expected a directory to ingest")
@@ -393,13 +473,40 @@ def ingest(root: str | Path, progress: bool | None = None) -> IngestResult:
     paths = list(iter_files(root))
     if progress is None:
         progress = sys.stderr.isatty()
-    it: Any = paths
+    bar = None
     if progress:
         from tqdm import tqdm
-        it = tqdm(paths, desc="ingest", unit="file")
-    outcomes = [ingest_file(p, root, contexts.get(p.parent), manifest) for p in it]
+        bar = tqdm(total=len(paths), desc="ingest", unit="file")
+    work = [(p, contexts.get(p.parent)) for p in paths]
     errors = [(p.relative_to(root).as_posix(), e) for p, e in contexts.errors]
-    return assemble(outcomes, errors, manifest)
+    jobs = max(1, min(jobs, len(paths) // 16))
+    if jobs == 1:
+        outcomes = []
+        for p, ctx in work:
+            outcomes.append(ingest_file(p, root, ctx, manifest))
+            if bar is not None:
+                bar.update()
+        chunks = [_chunk(outcomes)]
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        import threading
+        # fork is fastest (nothing to re-import), but forking a process with other threads running (a
+        # Dask client, a kernel) can copy a held lock into the child: start clean workers then
+        methods = mp.get_all_start_methods()
+        method = "fork" if "fork" in methods and threading.active_count() == 1 else \
+            "forkserver" if "forkserver" in methods else None
+        runs = _chunks(work, jobs)
+        chunks = []
+        with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
+                                 initargs=(root, manifest)) as pool:
+            for run, ch in zip(runs, pool.map(_ingest_chunk, runs)):
+                chunks.append(ch)
+                if bar is not None:
+                    bar.update(len(run))
+    if bar is not None:
+        bar.close()
+    return _merge(chunks, errors, manifest)
 
 
 def read_tables(processed: str | Path) -> IngestResult:
