@@ -7,11 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-# jsonschema (under nbformat, papermill, nbconvert) imports rfc3987_syntax when installed (a transitive
-# dependency of jupyterlab), which builds a grammar at import: 1.0 s of every notebook run here.  Its
-# "iri" formats are never used by notebook validation; without it jsonschema skips them.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
 
 def _ingest_dask(args: argparse.Namespace) -> int:
     from .ingest.base import IngestError

@@ -3,7 +3,31 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+
+@contextmanager
+def seeded_jitter(seed: int = 0) -> Iterator[None]:
+    """seaborn's ``stripplot`` jitters points with numpy's global generator (seaborn 0.13): seed it for
+    the block and give the caller's state back, so a figure's files are the same on every run."""
+    import numpy as np
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
+def tight_layout(fig, **kw) -> None:
+    """``fig.tight_layout(**kw)`` that leaves no layout engine on the figure.  ``Figure.tight_layout``
+    leaves a placeholder engine, and with any engine set every ``savefig`` draws the figure twice (once
+    for the layout, once to print): 4 draws for our PNG + SVG instead of 2.  Same positions: matplotlib's
+    own ``TightLayoutEngine`` computes them and applies them with ``subplots_adjust``."""
+    from matplotlib.layout_engine import TightLayoutEngine
+    TightLayoutEngine(**kw).execute(fig)
 
 
 def save(fig, out_dir: str | Path, dpi: int = 110, formats: tuple[str, ...] = ("png", "svg")) -> Path:

@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from analysis.figures import seeded_jitter, tight_layout
+
 ROUND_DISTRIBUTIONS = "consistency-round-distributions"
 DIFF_RATIO_HEATMAP = "consistency-diff-ratio-heatmap"
 REPEATS_NEEDED = "consistency-repeats-needed"
@@ -25,10 +27,11 @@ def round_distributions(data: pd.DataFrame, value_label: str, scale: float = 1.0
     for ax, test in zip(axes[0], tests):
         g = d[d["test"] == test]
         sns.boxplot(g, x="round", y="shown", ax=ax, color="0.85", fliersize=0)
-        sns.stripplot(g, x="round", y="shown", ax=ax, size=3, color="C0")
+        with seeded_jitter():
+            sns.stripplot(g, x="round", y="shown", ax=ax, size=3, color="C0")
         ax.set(title=test, xlabel="round", ylabel=value_label)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -44,7 +47,7 @@ def diff_ratio_heatmap(diff: pd.DataFrame, band: float = 0.1, fig_id: str = DIFF
             ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, edgecolor="k", lw=1.5))
     ax.set(title=f"diff ratio (outlined: outside ±{band:g})")
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -62,7 +65,7 @@ def repeats_needed_curve(curves: pd.DataFrame, power: float, alpha: float,
     ax.legend(fontsize="small", ncol=2)
     ax.grid(True, which="both", alpha=0.3)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -82,5 +85,5 @@ def order_drift(values: dict[str, pd.DataFrame], fig_id: str = ORDER_DRIFT) -> p
         ax.set(title=title, xlabel="run, in execution order", ylabel="deviation from test mean (%)")
         fig.colorbar(sc, ax=ax, label="round (repeat)")
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig

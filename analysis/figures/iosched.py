@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.figures import tight_layout
 from analysis.stats.iosched import BS_ORDER, SCHEDULERS
 
 SCATTER = "iosched-scatter"          # + -<campaign>-<op>: the seed's per-permutation scatters
@@ -45,7 +46,7 @@ def scatters(values: pd.DataFrame, campaign: str, op: str, fig_id: str | None = 
     axes[0][-1].legend(fontsize="small", loc="lower right")
     fig.suptitle(f"{campaign}: {op} throughput per run (dots), scheduler mean ± 1σ (bars)", fontsize=10)
     fig.set_label(fig_id or f"{SCATTER}-{campaign}-{op}")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -70,5 +71,5 @@ def summary_table(colours: pd.DataFrame, campaign: str, bs: str, fig_id: str | N
     tab.set_fontsize(7)
     ax.set_title(f"{campaign} · {bs}: mean MiB/s (green/red by the seed's ±1σ rule)", fontsize=9)
     fig.set_label(fig_id or f"{SUMMARY}-{campaign}-{bs}")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig

@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from analysis.figures import seeded_jitter, tight_layout
+
 CLIENT_IOPS = "qos-client-iops-by-arm"
 CLIENT_CLAT = "qos-client-clat-by-arm"
 BACKGROUND_DURATIONS = "qos-background-durations-by-arm"
@@ -36,7 +38,8 @@ def by_arm(runs: pd.DataFrame, value: str, label: str, fig_id: str, scenarios: l
         order = arm_order(g["arm"])
         med = g.groupby("arm", observed=True)[value].median().reindex(order)
         ax.bar(range(len(order)), med.to_numpy(), color="0.85", edgecolor="0.5")
-        sns.stripplot(g, x="arm", y=value, order=order, ax=ax, size=4, color="C0", jitter=0.15)
+        with seeded_jitter():
+            sns.stripplot(g, x="arm", y=value, order=order, ax=ax, size=4, color="C0", jitter=0.15)
         ax.set(title=s, xlabel="", ylabel=label)
         ax.tick_params(axis="x", rotation=60)
         for t in ax.get_xticklabels():
@@ -44,7 +47,7 @@ def by_arm(runs: pd.DataFrame, value: str, label: str, fig_id: str, scenarios: l
     for ax in list(axes.flat)[len(scen):]:
         ax.set_visible(False)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 

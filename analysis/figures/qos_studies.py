@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.figures import tight_layout
 from analysis.published_qos import PART1_SEED, PART2_SEED, stated_values
 from analysis.stats.reconcile import our_cell
 
@@ -269,7 +270,7 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
                 ax2.legend(fontsize="small", loc="upper right")
     fig.suptitle(f"{spec.id} · {spec.label}: {spec.title}\n{tag}", fontsize=9)
     fig.set_label(f"{spec.id}-{source}")
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 

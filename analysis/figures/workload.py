@@ -7,6 +7,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.figures import tight_layout
+
 IDLE_TIME = "workload-idle-time"
 SEQUENTIALITY = "workload-sequentiality"
 STACK_DISTANCE = "workload-write-stack-distance"
@@ -53,7 +55,7 @@ def io_pattern(annotated: pd.DataFrame, streams: pd.DataFrame, title: str, fig_i
         axs.set(xlabel="request size (KiB)", ylabel="share of requests", ylim=(0, 1))
     fig.suptitle(title)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -78,7 +80,7 @@ def throughput_iops(rates: pd.DataFrame, streams: pd.DataFrame, title: str, fig_
         ax.set_xlabel("completion time (ms)")
     fig.suptitle(title)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -97,7 +99,7 @@ def sequentiality(prof: pd.DataFrame, fig_id: str = SEQUENTIALITY) -> plt.Figure
     ax.set_title("sequentiality", loc="left")
     ax.legend(fontsize="small", loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -112,7 +114,7 @@ def stack_distance(curves: pd.DataFrame, group: str, block_kib: float, fig_id: s
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -138,7 +140,7 @@ def idle_time(published_share: pd.DataFrame, measured_share: pd.DataFrame, fig_i
         if who == "scheduler":
             ax.legend(fontsize="x-small", loc="lower right")
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -159,7 +161,7 @@ def bottleneck(res: pd.DataFrame, label: str, saturated: float, headroom: float,
     ax.set(xlim=(0, 1.25), xlabel="utilisation (ratio) during the trace", title="bottleneck identification")
     ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.1 - 1.2 / (len(res) + 4)), ncol=3)
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
 
 
@@ -174,5 +176,5 @@ def busy_check(d: pd.DataFrame, x: str, y: str, hue: str, fig_id: str = BUSY_CHE
            ylabel="%util / 100 from /proc/diskstats", title="trace vs diskstats, same device and window")
     ax.legend(fontsize="x-small")
     fig.set_label(fig_id)
-    fig.tight_layout()
+    tight_layout(fig)
     return fig
