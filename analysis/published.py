@@ -36,6 +36,9 @@ class TableSpec:
     units: dict[str, str]  # row label → unit; key "*" is the default, "col:<label>" overrides by column
 
 
+#: the chapter's storage nodes, the columns of its per-node tables (idle time)
+NODES = [f"wasp{i}" for i in range(4, 13)]
+
 CHAPTER_TABLES = (
     TableSpec("Total Idle Time in the First 240 Seconds", "idle_time_240s", "Filestore IO Pattern",
               {"*": "s", "col:unlabelled_13": "unknown", "col:unlabelled_14": "unknown"}),

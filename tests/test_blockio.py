@@ -327,3 +327,11 @@ def test_busy_vs_util_joins_the_same_device_and_window():
     # data: busy 30/100 = 0.3 against %util 0.4 → +0.1; db: 0.8 against 0.7 → −0.1
     assert b.loc["data", "busy"] == pytest.approx(0.3) and b.loc["data", "diff"] == pytest.approx(0.1)
     assert b.loc["db", "busy"] == pytest.approx(0.8) and b.loc["db", "diff"] == pytest.approx(-0.1)
+
+
+def test_prev_smaller_against_a_plain_loop_with_ties():
+    rng = np.random.default_rng(3)
+    for n, k in ((0, 1), (1, 1), (2, 2), (50, 3), (777, 100), (1000, 1 << 20)):
+        v = rng.integers(0, k, n)
+        want = [int((v[:i] < v[i]).sum()) for i in range(n)]
+        assert bio._prev_smaller(v).tolist() == want

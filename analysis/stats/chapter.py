@@ -18,12 +18,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.published import chapter_matrix, decimals_of, load_chapter_tables
+from analysis.published import NODES, chapter_matrix, decimals_of, load_chapter_tables
 
 from . import consistency as c
 
 ROUNDS = [f"R{i}" for i in range(7)]
-NODES = [f"wasp{i}" for i in range(4, 13)]
 COMPARE_COLUMNS = ["table", "row", "column", "printed", "recomputed", "abs_diff", "status", "how"]
 
 
