@@ -57,7 +57,7 @@ manifest: .venv/.installed
 # it reads change: $(PROC)/notebooks.mk (written by `analysis deps`) ties it to the stamps of the
 # campaigns its parameters cell names and to the published CSVs it cites; an unchanged input is not
 # recomputed.  Listed longest first, so two jobs finish together (measured durations here).
-REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 31-qos-scrub 10-consistency 20-io-schedulers 32-qos-campaign 00-ingest
+REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 00-ingest
 ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter reports/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk

@@ -151,3 +151,32 @@ def test_report_names_each_campaign_read_with_its_digest_and_the_published_files
     assert "qos-part2-chart01" not in page                                  # a stub indexes no figures
     assert "<code>bands</code></td><td>[0.1, 0.2]" in page and "<code>n</code></td><td>&quot;2 * 3&quot;" in page
     assert "<code>rados_campaign</code></td><td>&quot;none-1&quot;" in page  # injected over the default
+
+
+def test_report_digests_come_from_checked_stamps_and_fall_back_to_files_parquet(tmp_path):
+    """The report reads a campaign's stamp when ``notebook_deps`` compared it with files.parquet after the
+    last ingest (no pandas, no table scan), and recomputes it from files.parquet otherwise."""
+    import os
+
+    import pandas as pd
+
+    from analysis.report import CHECKED, _stamp_text, notebook_deps
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    pd.DataFrame({"path": ["q/b", "q/a"], "sha256": ["bb", "aa"], "campaign": ["qos-2026"] * 2}
+                 ).to_parquet(proc / "files.parquet")
+    want = "aa  q/a\nbb  q/b\n"
+    assert _stamp_text(proc, "qos-2026") == want                     # no stamps yet: computed
+    nb = executed("30 · QoS", {"campaign": "qos-2026"}, "out")
+    nb.cells.insert(1, nbformat.v4.new_code_cell('campaign = "qos-2026"'))
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, tmp_path / "30-q.ipynb")
+    notebook_deps([tmp_path / "30-q.ipynb"], proc)
+    stamps = proc / "campaigns"
+    assert (stamps / CHECKED).read_text() == "qos-2026\n"
+    (stamps / "qos-2026.sha256").write_text("marker  read from the stamp\n")   # prove which one is read
+    assert _stamp_text(proc, "qos-2026") == "marker  read from the stamp\n"
+    assert _stamp_text(proc, "other") == "absent\n"                   # not checked: computed
+    t = (stamps / CHECKED).stat().st_mtime_ns
+    os.utime(proc / "files.parquet", ns=(t + 10**9, t + 10**9))       # ingested again since the check
+    assert _stamp_text(proc, "qos-2026") == want
