@@ -274,3 +274,25 @@ def test_blocked_anova_by_and_campaign_summary():
     s = c.campaign_summary({"x": ov}).loc["x"]
     assert (s["tests"], s["hypothesis: consistent"], s["average only: invalid"]) == (2, 0.5, 0.5)
     assert s["cv_median"] == pytest.approx(0.2) and s["range tolerance: consistent"] == 1.0
+
+
+def test_n_per_arm_is_solve_powers_root_rounded_up_for_all_effect_sizes_at_once():
+    """The vectorised whole-number search equals statsmodels' root finder, rounded up, one effect size at a
+    time; effect sizes where 2 repeats suffice (or the power is NaN, at huge d) sit in the same call."""
+    import warnings
+
+    from statsmodels.stats.power import TTestIndPower
+    d = np.r_[np.geomspace(0.02, 40.0, 60), 3e4, 0.0, np.nan, -0.5]
+    got = c._n_per_arm(d, 0.05, 0.8)
+    s = TTestIndPower()
+    for e, n in zip(d, got):
+        if not np.isfinite(e) or e == 0:
+            assert np.isnan(n)
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if not s.power(effect_size=abs(e), nobs1=2, alpha=0.05) < 0.8:
+                assert n == 2
+                continue
+            assert n == np.ceil(s.solve_power(effect_size=abs(e), alpha=0.05, power=0.8)), e
+    assert got[0] > 10_000 and (got[1:60] <= got[:59]).all()     # 0.02: ~40 k per arm; falls as d grows
