@@ -64,11 +64,14 @@ ifneq ($(filter reports/%,$(MAKECMDGOALS)),)
 endif
 $(PROC)/notebooks.mk: $(PROC)/files.parquet $(wildcard notebooks/*.ipynb) analysis/report.py
 	$(PY) -m analysis deps $(REPORT_NB:%=notebooks/%.ipynb) --processed $(PROC) --out $@
+	@touch $@  # kept unchanged when its rules are (it is only included), but now checked: not re-made again
+# parameters only some notebooks have (papermill warns about the others)
+NB_PARAMS_00-ingest := -p reuse_processed True
 reports/%.ipynb: notebooks/%.ipynb $(ANALYSIS_PY)
 	@mkdir -p reports
 	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
 	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
-	  -p reuse_processed True -k python3 --cwd notebooks
+	  $(NB_PARAMS_$*) -k python3 --cwd notebooks
 	mv $@.tmp.ipynb $@
 reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN

@@ -453,8 +453,8 @@ def _ingest_chunk(work: list[tuple[Path, dict[str, Any]]]) -> _Chunk:
 
 
 def _chunks(work: list, jobs: int) -> list[list]:
-    """Consecutive runs of files (a folder's files stay together: fio's logs share its JSON), about 16
-    per worker so a slow tail (block traces, timelines) is small."""
+    """Consecutive runs of files (a folder's files stay together: fio's logs share its JSON), at least 16
+    and about 48 runs per worker, so a slow tail (block traces, timelines) is small."""
     size = max(16, -(-len(work) // (48 * jobs)))
     return [work[i:i + size] for i in range(0, len(work), size)]
 
