@@ -459,6 +459,17 @@ def _chunks(work: list, jobs: int) -> list[list]:
     return [work[i:i + size] for i in range(0, len(work), size)]
 
 
+def _start_method() -> str | None:
+    """fork is fastest (nothing to re-import), but forking a process with other threads running (a Dask
+    client, a kernel) can copy a held lock into the child: start clean workers (forkserver) then."""
+    import multiprocessing as mp
+    import threading
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else None
+
+
 def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> IngestResult:
     """Read every file below ``root``; never stops at a bad file (see ``IngestResult.failed``).
 
@@ -490,12 +501,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> Ing
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        import threading
-        # fork is fastest (nothing to re-import), but forking a process with other threads running (a
-        # Dask client, a kernel) can copy a held lock into the child: start clean workers then
-        methods = mp.get_all_start_methods()
-        method = "fork" if "fork" in methods and threading.active_count() == 1 else \
-            "forkserver" if "forkserver" in methods else None
+        method = _start_method()
         runs = _chunks(work, jobs)
         chunks = []
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
