@@ -27,8 +27,9 @@ data/raw is only read):
   start, imports, cluster start, writing the tables).
 
 Method
-- Every measured step is one fresh ``python -m analysis ingest DIR --out OUT --no-progress [--dask
-  --workers N]`` process (single process; LocalCluster with N worker processes of 1 thread each),
+- Every measured step is one fresh ``python -m analysis ingest DIR --out OUT --no-progress [--jobs N |
+  --dask --workers N]`` process (``--jobs 1``: single process; ``--jobs N``: N forked pool workers, the
+  tables joined in the main process; LocalCluster with N worker processes of 1 thread each),
   ``--repeat`` times (default 3), round-robin over the steps; OUT is removed before each run,
   untimed.  The table gives the MEDIAN wall time (min–max) and the MAX peak memory over the repeats.
 - wall s: fork..wait4 of the CLI process, i.e. everything a user waits for (start-up, imports, cluster
@@ -44,7 +45,8 @@ Method
     from /proc/*/stat) and reads ``VmHWM`` (the kernel's per-process high-water mark, exact up to the
     last sample before the process exits) and ``VmRSS`` from /proc/<pid>/status.  Processes are
     named by their command line: the CLI = main; ``multiprocessing.spawn``/``forkserver`` children =
-    dask worker processes; the multiprocessing resource tracker and others are listed apart.
+    dask worker processes, children with the CLI's own command line = forked ``--jobs`` workers; the
+    multiprocessing resource tracker and others are listed apart.
   * "tree Σ": the largest sum of ``VmRSS`` over the tree at one sample (shared pages, e.g. library
     code, count once per process; a peak shorter than the poll interval can be missed).
 - MB/s = corpus bytes (uncompressed, 10^6 B) / wall s; files/s = corpus files / wall s; ms/file on the
@@ -508,6 +510,13 @@ def _role(pid: int, root: int) -> str:
         return "resource tracker"
     if "spawn_main" in cmd or "forkserver" in cmd or "--multiprocessing-fork" in cmd:
         return "worker"
+    try:  # a forked pool worker (ingest --jobs): the main process's child with its command line
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if ppid == root and Path(f"/proc/{root}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace") == cmd:
+            return "worker"
+    except (OSError, ValueError, IndexError):
+        pass
     return "other: " + (cmd.split()[0].rsplit("/", 1)[-1] if cmd.strip() else "?")
 
 
@@ -866,7 +875,7 @@ def run_parsers(a, tmp: Path) -> tuple[list[list[str]], list[str], list[str]]:
 # main
 # =============================================================================================
 
-MODES_HELP = "single process, and --dask --workers N for each N of --workers"
+MODES_HELP = "--jobs 1 (single process), --jobs N for each N of --pool, --dask --workers N for each N of --workers"
 
 
 def _mib(kb) -> str:
@@ -891,7 +900,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="copy the run directories holding at least this many KiB uncompressed (default 256; 0 = all)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per step (default 3)")
     ap.add_argument("--workers", default="1,2", help="dask worker counts to measure (default 1,2)")
-    ap.add_argument("--no-dask", action="store_true", help="single process only")
+    ap.add_argument("--no-dask", action="store_true", help="no Dask modes")
+    ap.add_argument("--pool", default="2",
+                    help="process-pool sizes to measure (ingest --jobs N; default 2; '' for none)")
     ap.add_argument("--workdir", type=Path, default=None,
                     help="corpus and outputs (default /var/tmp/cephqos-scale, --quick: /var/tmp/cephqos-scale-quick); "
                          "a complete corpus with the same parameters is reused")
@@ -928,7 +939,10 @@ def main(argv: list[str] | None = None) -> int:
         sentinel.write_text("made by bench/bench_scale.py: corpus/, tiny/, one/, fio-src/, out/, logs/ are rebuilt at will\n")
     ingest_cmd = shlex.split(a.ingest_cmd) if a.ingest_cmd else [sys.executable, "-m", "analysis", "ingest"]
     workers = [] if a.no_dask else [int(w) for w in str(a.workers).split(",") if w.strip()]
-    modes = [("single", "single process", [])] + \
+    pools = [int(n) for n in str(a.pool).split(",") if n.strip()]
+    # single: --jobs 1 (the CLI's default is one process per core); a custom --ingest-cmd gets no flag
+    modes = [("single", "single process", [] if a.ingest_cmd else ["--jobs", "1"])] + \
+        [(f"pool{n}", f"--jobs {n}", ["--jobs", str(n)]) for n in pools] + \
         [(f"dask{n}", f"--dask --workers {n}", ["--dask", "--workers", str(n)]) for n in workers]
     def shown_path(x: str) -> str:
         return os.path.relpath(x, REPO) if Path(os.path.abspath(x)).is_relative_to(REPO) else x
