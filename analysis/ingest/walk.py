@@ -313,7 +313,7 @@ class FileOutcome:
 def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None,
                 sink_for=None) -> FileOutcome:
     """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
-    error goes in the row and ``failed``).  The unit of work of both the serial and the Dask paths.
+    error goes in the row and ``failed``).  The unit of work of the serial, pool and Dask paths.
 
     ``sink_for(keys)`` (keys: the run context with ``kind`` and ``source``) gives a callable that takes
     the series of a file read in blocks (``detect.streams``) block by block, and has a ``close()``; then
