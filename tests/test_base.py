@@ -44,3 +44,9 @@ def test_summary_lookup_by_job_and_direction():
                                                           ("k", "read", "iops", 30.0, "1/s")]))
     assert p.values_of("j", "write") == {"iops": 20.0}
     assert p.values_of("k", "read") == {"iops": 30.0} and p.values_of("k", "write") == {}
+
+
+def test_json_number_reads_numbers_and_numeric_text_only():
+    from analysis.ingest.base import json_number
+    assert [json_number(x) for x in (3, 2.5, "4096", "1e3", " 7 ")] == [3.0, 2.5, 4096.0, 1000.0, 7.0]
+    assert [json_number(x) for x in (None, True, False, "n/a", {"a": 1}, [1])] == [None] * 6

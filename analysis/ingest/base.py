@@ -101,6 +101,21 @@ _DTYPES: dict[tuple[str, ...], pd.CategoricalDtype] = {}
 _new_dtype = getattr(pd.CategoricalDtype, "_from_fastpath", None) or pd.CategoricalDtype
 
 
+def json_number(x: Any) -> float | None:
+    """A JSON value as float: numbers, and strings that read as one ("4096"); None for anything else
+    (missing, booleans, objects, other text)."""
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
 def cat(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
     """A categorical from ready codes (-1 = missing) over ``str`` categories, without validation.
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import IngestError, Parsed, line_of_offset, summary_frame
+from .base import IngestError, Parsed, json_number, line_of_offset, summary_frame
 from .fio_bins import percentiles_from_bins, plat_idx_to_val
 
 KIND = "fio-json"
@@ -88,17 +88,7 @@ def load(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     return doc, wrap
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool) or x is None:
-        return None
-    if isinstance(x, (int, float)):
-        return float(x)
-    if isinstance(x, str):
-        try:
-            return float(x)
-        except ValueError:
-            return None
-    return None
+_num = json_number  # a JSON value as float, None when not a number (base.json_number)
 
 
 def _pct_name(key: str) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import IngestError, Parsed, series_blocks_frame, summary_frame
+from .base import IngestError, Parsed, json_number, series_blocks_frame, summary_frame
 
 KIND = "sysutil"
 _SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*"t"[ \t]*:[ \t]*[0-9.eE+]+[ \t]*,[ \t]*"cpu"[ \t]*:[ \t]*\{')
@@ -83,15 +83,9 @@ def _flatten(obj: dict[str, Any], prefix: str, out: dict[str, Any]) -> None:
 
 
 def _number(v: Any) -> float:
-    """A JSON value as float; NaN for missing or non-numeric (``pandas.to_numeric(errors="coerce")``)."""
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            return np.nan
-    return np.nan
+    """A JSON value as float; NaN for missing or non-numeric (:func:`base.json_number`)."""
+    f = json_number(v)
+    return np.nan if f is None else f
 
 
 def _columns(recs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
