@@ -6,7 +6,9 @@ over their SHA-256s, :func:`campaign_stamp`; the published tables it cites; for 
 campaign, the SHA-256 of ``MANIFEST.sha256``, which hashes every raw file), followed by an index of the figures it wrote to ``figures/``: each figure's stable id,
 the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  Interactive
 plotly outputs become live figures, with plotly.js embedded once in the page (offline).  A table of
-contents links the sections.  The page is written to a temp file and renamed into place.
+contents links the sections.  When ``reports/claims.csv`` exists (``python -m analysis claims``), a section
+of the studies' claims with their verdicts comes first (:func:`claims_section`).  The page is written to a
+temp file and renamed into place.
 """
 
 from __future__ import annotations
@@ -141,6 +143,36 @@ def _data_read(params: dict, nb, published: Path) -> str:
     return "<br>".join(parts)
 
 
+CLAIMS_CSV = "claims.csv"
+
+
+def claims_section(path: Path) -> str:
+    """The ``claims`` section from ``reports/claims.csv`` (``python -m analysis claims``): the rows per verdict
+    per campaign, then the table; empty when the file is absent."""
+    if not path.is_file():
+        return ""
+    import pandas as pd
+    from .stats.claims import verdict_counts
+    table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    counts = verdict_counts(table).reset_index()
+
+    def num(fmt):
+        return lambda x: "" if pd.isna(x) else format(x, fmt)
+
+    fmt = {**{c: num(".4g") for c in ("published", "ours", "ci_low", "ci_high")},
+           **{c: num(".3g") for c in ("p", "power_at_published")},
+           **{c: num(".0f") for c in ("direction", "repeats_needed")}}
+    return (f"<section id='claims'><h1>The studies' claims on our campaigns</h1>"
+            f"<p>Every claim of the two mClock-vs-WPQ studies with a verdict (<code>analysis.stats.claims</code>, "
+            f"<code>{html.escape(str(path.name))}</code>): <em>holds</em> (p &lt; α, the published direction), "
+            f"<em>contradicted</em> (p &lt; α and the opposite direction, or p ≥ α at power ≥ 0.8 to see the "
+            f"published effect), <em>not significant</em> (p ≥ α, underpowered), <em>not measurable here</em> "
+            f"(with the cause). Rows per verdict:</p>"
+            f"{counts.to_html(index=False, classes='meta', border=0)}"
+            f"<details><summary>the table ({len(table)} claims)</summary>"
+            f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
+
+
 def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = "figures",
                  out: str | Path | None = None, published: str | Path | None = None) -> Path:
     """Assemble ``<reports_dir>/report.html`` from ``<reports_dir>/NN-*.ipynb`` (the papermill outputs).
@@ -192,6 +224,10 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if n_plotly:  # plotly.js once, inline: the page works offline
         from plotly.offline import get_plotlyjs
         style += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+    claims = claims_section(reports / CLAIMS_CSV)
+    if claims:  # near the top: before the notebooks
+        toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
+        sections.insert(0, claims)
     page = (f"<!DOCTYPE html><html>{head.replace('</head>', style + '</head>')}<body class='jp-Notebook'>"
             f"<nav><h1>cephqos-lab report</h1><ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")

@@ -99,6 +99,19 @@ def _verdict(published: float, ours: float, p: float, alpha: float) -> str:
     return "contradicted" if p < alpha else "opposite direction, not significant"
 
 
+#: what makes two published rows the same claim
+CLAIM_KEY = ["test", "scheduler", "profile", "metric", "kind", "printed", "ref_test", "ref_scheduler", "ref_profile",
+             "ref_metric"]
+
+
+def claim_rows(published: pd.DataFrame, dedupe: bool = True) -> pd.DataFrame:
+    """The published measured and derived rows, with ``stated`` (how often the text states the same claim,
+    :data:`CLAIM_KEY`); with ``dedupe`` only each claim's first statement."""
+    claims = published[published["kind"].isin(["measured", "derived"])].copy()
+    claims["stated"] = claims.groupby(CLAIM_KEY)["printed"].transform("size")
+    return claims.drop_duplicates(CLAIM_KEY) if dedupe else claims
+
+
 def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALPHA, dedupe: bool = True) -> pd.DataFrame:
     """One row per published measured or derived claim: its keys, ``printed``, ``claim`` (the published
     value, in its unit), ``ours`` (our median over repeats, or our relative change for a derived claim),
@@ -109,13 +122,7 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
     and workload caveats), ``stated`` (how often the text states the same
     claim: with ``dedupe`` one row per distinct claim, its first statement's figure)."""
     rows = []
-    claims = published[published["kind"].isin(["measured", "derived"])].copy()
-    key = ["test", "scheduler", "profile", "metric", "kind", "printed", "ref_test", "ref_scheduler", "ref_profile",
-           "ref_metric"]
-    claims["stated"] = claims.groupby(key)["printed"].transform("size")
-    if dedupe:
-        claims = claims.drop_duplicates(key)
-    for r in claims.itertuples(index=False):
+    for r in claim_rows(published, dedupe).itertuples(index=False):
         scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
         metric, mnote = our_metric(r.test, r.scheduler, r.metric)
         note = "; ".join(n for n in (note, mnote) if n)

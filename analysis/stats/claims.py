@@ -1,0 +1,281 @@
+"""The claims table: every claim of the two mClock-vs-WPQ studies with a verdict on our campaign.
+
+:func:`claims_table` gives one row per distinct measured or derived claim of both seeds (the rows
+:func:`analysis.stats.reconcile.reconcile` has, :func:`analysis.stats.reconcile.claim_rows`), mapped to our
+(scenario, arm) cells by :func:`~analysis.stats.reconcile.our_cell` and
+:func:`~analysis.stats.reconcile.our_metric`.  Columns (:data:`COLUMNS`, in this order):
+
+``campaign``            the campaign our values come from
+``study``               ``part1`` (snaptrim/recovery seed) or ``part2`` (scrub seed)
+``claim_id``            ``<study>-<figure>-<n>``: the figure slug (``fig05``, ``fig08a``, ``chart07``,
+                        ``table-snaptrim-clat-vs-wpq``, ``text`` for prose) and the claim's 1-based rank
+                        within that figure in the published CSV; it depends on the published CSV only
+``sentence``            the seed's sentence (published CSV)
+``published``, ``unit`` the published value and its unit (relative claims: % change, or % of the reference
+                        for a ``share_pct`` claim)
+``direction``           +1/−1: the sign of the published change (a share: of share − 100); NaN for an
+                        absolute value
+``ours``                our value in the same unit: for a relative claim the change of the geometric mean
+                        of our paired ratios, 100·(exp(mean log ratio) − 1) (a share: 100·exp(…)), the
+                        quantity the test is about; for an absolute claim our median over repeats
+``ci_low``, ``ci_high`` 95 % t interval of ``ours`` (the paired t interval on the log ratios, back-transformed:
+                        it excludes 0 % change exactly when p < 0.05)
+``test``                the test: ``paired t (log), by repeat`` when at least 3 repeats are common to the
+                        two cells (what ``reconcile.compare_runs`` does: for two cells its blocked ANOVA is
+                        this paired t-test, same p); ``Welch t (log)`` when fewer are common and each side
+                        has ≥ 2 runs
+``p``                   its two-sided p-value
+``n``                   repeats paired (Welch: the smaller side's runs)
+``power_at_published``  power of that test at ``alpha`` to detect the PUBLISHED effect with our spread:
+                        d = |log(1 + published/100)| / sd of the paired log differences (a share:
+                        |log(published/100)|), ``statsmodels`` ``TTestPower`` with nobs = n pairs
+                        (:func:`paired_power`, its formula without its NaN at large d)
+                        (Welch: ``TTestIndPower`` with the pooled sd of the log values and the two run counts)
+``repeats_needed``      the smallest whole number of repeats (pairs; Welch: runs per arm) reaching power
+                        ``power`` (0.8) for the published effect with our spread; NaN where the spread is
+                        unknown or zero
+``verdict``, ``diagnosis``  see below
+
+Verdicts (exactly these rules; ``power`` = 0.8):
+
+- ``holds``: p < alpha and our change has the published direction.
+- ``contradicted``: p < alpha and the opposite direction; or p ≥ alpha while ``power_at_published`` ≥ 0.8
+  (we could have seen the published effect and did not).
+- ``not significant``: p ≥ alpha and ``power_at_published`` < 0.8 (underpowered: ``repeats_needed`` says
+  how many repeats would decide it).
+- ``not measurable here``: the claim maps to no cell we can run (the 975-OSD scaled cluster), our data lack
+  the cell or the metric, or too few runs for a test; ``diagnosis`` names the cause.
+
+Absolute claims (kind ``measured``: IOPS, latencies, durations of the study's hardware) are kept as rows,
+with verdict ``not measurable here`` and diagnosis ``absolute value on another machine`` (``ours`` still
+shows our median): the table then has exactly one row per claim ``reconcile`` lists.  Otherwise
+``diagnosis`` is computed text: the spread of the paired log ratios and the repeats, the power, and the
+mapping caveats of ``reconcile`` (an assumed scheduler, a workload that differs between the two cells).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.power import TTestIndPower
+
+from ..published_qos import PART1_SEED, PART2_SEED
+from .consistency import ALPHA, _n_per_arm
+from .reconcile import _values, claim_rows, our_cell, our_metric, WORKLOAD
+
+COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
+           "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis"]
+VERDICTS = ("holds", "contradicted", "not significant", "not measurable here")
+ABSOLUTE = "absolute value on another machine"
+PAIRED, WELCH = "paired t (log), by repeat", "Welch t (log)"
+STUDY = {PART1_SEED: "part1", PART2_SEED: "part2"}
+
+
+def study_of(seed: str) -> str:
+    """``part1`` / ``part2`` for a seed file name."""
+    if seed in STUDY:
+        return STUDY[seed]
+    m = re.search(r"part(\d+)", seed)
+    return f"part{m.group(1)}" if m else seed
+
+
+def figure_slug(figure: str) -> str:
+    """``Figure 5`` → ``fig05``, ``Figure 8a`` → ``fig08a``, ``Chart 7`` → ``chart07``, ``Table: x y`` →
+    ``table-x-y``, empty → ``text``."""
+    m = re.fullmatch(r"(Figure|Chart)\s*(\d+)([a-z]?)", figure.strip())
+    if m:
+        return f"{'fig' if m.group(1) == 'Figure' else 'chart'}{int(m.group(2)):02d}{m.group(3)}"
+    slug = re.sub(r"[^a-z0-9]+", "-", figure.lower()).strip("-")
+    return slug or "text"
+
+
+def paired_power(d, nobs, alpha: float = ALPHA) -> np.ndarray:
+    """Two-sided power of the paired (one-sample) t-test, vectorised over effect sizes ``d`` (mean / sd of
+    the differences) and ``nobs`` pairs: P(T > c) + P(T < −c), T noncentral t (df n − 1, nc d·√n), c the
+    t quantile at 1 − alpha/2 — ``TTestPower().power``'s formula, with the lower tail taken as
+    P(T' > c), T' of nc −d·√n (scipy's ``nct.cdf`` returns NaN there for large nc, and with it
+    ``TTestPower`` does, e.g. at d = 7.5, n = 3).  1 where d is infinite (no spread, a non-zero effect),
+    NaN where d is NaN or fewer than 2 pairs."""
+    d, n = np.broadcast_arrays(np.abs(np.asarray(d, float)), np.asarray(nobs, float))
+    out = np.full(d.shape, np.nan)
+    ok = np.isfinite(d) & (n >= 2)
+    if ok.any():
+        df, nc = n[ok] - 1, d[ok] * np.sqrt(n[ok])
+        c = stats.t.ppf(1 - alpha / 2, df)
+        out[ok] = stats.nct.sf(c, df, nc) + stats.nct.sf(c, df, -nc)
+    out[np.isinf(d) & (n >= 2)] = 1.0
+    return out
+
+
+def repeats_needed(d, alpha: float = ALPHA, power: float = 0.8, max_n: int = 100_000) -> np.ndarray:
+    """The smallest whole number of pairs n ≥ 2 at which :func:`paired_power` reaches ``power``, per effect
+    size (vectorised bisection over whole n); NaN where d is 0, NaN or infinite, or above ``max_n``."""
+    d = np.abs(np.asarray(d, float))
+    out = np.full(d.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(d) & (d > 0))
+    if not len(ok):
+        return out
+    lo, hi = np.ones(len(ok)), np.full(len(ok), float(max_n))  # n = lo falls short (df 0), n = hi may suffice
+    fine = paired_power(d[ok], hi, alpha) >= power
+    while True:
+        todo = np.flatnonzero(fine & (hi - lo > 1))
+        if not len(todo):
+            break
+        mid = np.floor((lo[todo] + hi[todo]) / 2)
+        r = paired_power(d[ok[todo]], mid, alpha) >= power
+        hi[todo[r]], lo[todo[~r]] = mid[r], mid[~r]
+    out[ok[fine]] = hi[fine]
+    return out
+
+
+def _log_published(value: float, relation: str) -> float:
+    """The published effect as a log ratio."""
+    return float(np.log(value / 100) if relation == "share_pct" else np.log1p(value / 100))
+
+
+def _to_unit(logr, relation: str):
+    """A log ratio in the claim's unit (% change, or % of the reference)."""
+    return 100 * np.exp(logr) if relation == "share_pct" else 100 * np.expm1(logr)
+
+
+def _missing(metrics: pd.DataFrame, scen: str, arm: str, metric: str) -> str:
+    cell = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm)] if len(metrics) else metrics
+    return f"no runs of {scen}/{arm} in this campaign" if cell.empty else f"no {metric} in the runs of {scen}/{arm}"
+
+
+def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
+    """The test of one relative claim on log values: paired by repeat (≥ 3 common), else Welch."""
+    common = own.index.intersection(ref.index)
+    lo, lr = np.log(own.to_numpy(float)), np.log(ref.to_numpy(float))
+    if len(common) >= 3:
+        dl = np.log(own[common].to_numpy(float)) - np.log(ref[common].to_numpy(float))
+        n, mean, sd = len(dl), dl.mean(), dl.std(ddof=1)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = float(stats.ttest_rel(np.log(own[common].to_numpy(float)), np.log(ref[common].to_numpy(float))).pvalue)
+        half = stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
+        return dict(test=PAIRED, n=n, mean=mean, sd=sd, p=p, lo=mean - half, hi=mean + half, d_sd=sd,
+                    spread=f"spread of paired log ratios sd={sd:.2g} over {n} repeats")
+    if min(len(lo), len(lr)) >= 2:
+        res = stats.ttest_ind(lo, lr, equal_var=False)
+        mean = lo.mean() - lr.mean()
+        va, vb = lo.var(ddof=1) / len(lo), lr.var(ddof=1) / len(lr)
+        se = np.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va ** 2 / (len(lo) - 1) + vb ** 2 / (len(lr) - 1)) if se > 0 else np.nan
+        half = stats.t.ppf(0.975, df) * se
+        pooled = np.sqrt(((len(lo) - 1) * lo.var(ddof=1) + (len(lr) - 1) * lr.var(ddof=1)) / (len(lo) + len(lr) - 2))
+        return dict(test=WELCH, n=min(len(lo), len(lr)), n_own=len(lo), n_ref=len(lr), mean=mean, sd=pooled,
+                    p=float(res.pvalue), lo=mean - half, hi=mean + half, d_sd=pooled,
+                    spread=f"pooled sd of log values {pooled:.2g}, {len(lo)} vs {len(lr)} runs (unpaired)")
+    return {}
+
+
+def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, alpha: float = ALPHA,
+                 power: float = 0.8) -> pd.DataFrame:
+    """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published_qos.load_all`)
+    against ``metrics`` (:func:`analysis.stats.qos_derived.run_metrics` of ``campaign``; other campaigns'
+    rows are dropped when it has a ``campaign`` column).  Columns :data:`COLUMNS`; verdicts in the module
+    docstring."""
+    if "campaign" in metrics:
+        metrics = metrics[metrics["campaign"].astype(str) == campaign]
+    claims = claim_rows(published).reset_index(drop=True)
+    rows, pending = [], []  # pending: rows whose power and verdict come after one vectorised power call
+    rank: dict[tuple[str, str], int] = {}
+    for r in claims.itertuples(index=False):
+        study, slug = study_of(r.seed), figure_slug(r.figure)
+        rank[study, slug] = rank.get((study, slug), 0) + 1
+        relation = getattr(r, "relation", "") or ""
+        direction = (np.sign(r.value - 100) if relation == "share_pct" else np.sign(r.value)) \
+            if r.kind == "derived" else np.nan
+        out = dict(campaign=campaign, study=study, claim_id=f"{study}-{slug}-{rank[study, slug]}",
+                   sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
+                   ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
+                   power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="")
+        rows.append(out)
+        scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
+        metric, mnote = our_metric(r.test, r.scheduler, r.metric)
+        if scen is None:
+            out["diagnosis"] = note
+            continue
+        own = _values(metrics, scen, arm, metric)
+        if r.kind == "measured":
+            out.update(ours=own.median() if len(own) else np.nan, n=len(own), diagnosis=ABSOLUTE)
+            continue
+        if relation not in ("change_pct", "share_pct"):
+            out["diagnosis"] = f"relation {relation!r} is not a relative change"
+            continue
+        rs, ra, rnote = our_cell(r.ref_test, r.ref_scheduler, r.ref_profile)
+        ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
+        if rs is None:
+            out["diagnosis"] = f"reference: {rnote}"
+            continue
+        ref = _values(metrics, rs, ra, ref_metric)
+        if own.empty or ref.empty:
+            out["diagnosis"] = _missing(metrics, scen, arm, metric) if own.empty else \
+                f"reference: {_missing(metrics, rs, ra, ref_metric)}"
+            continue
+        t = _test(own, ref, relation, alpha)
+        if not t or not np.isfinite(t["p"]):
+            out.update(n=min(len(own), len(ref)), diagnosis=f"too few runs for a test: {len(own)} of {scen}/{arm}, "
+                       f"{len(ref)} of {rs}/{ra}" if not t else "no spread and no change between the cells")
+            continue
+        notes = [n for n in (note, mnote) if n]
+        notes += [f"reference: {n}" for n in (rnote, rmnote) if n]
+        if WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
+            notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
+                         f"{WORKLOAD.get(rs, 'randwrite')}")
+        out.update(ours=_to_unit(t["mean"], relation), ci_low=_to_unit(t["lo"], relation),
+                   ci_high=_to_unit(t["hi"], relation), test=t["test"], p=t["p"], n=t["n"])
+        pending.append((out, t, abs(_log_published(r.value, relation)), notes))
+
+    # power and repeats needed: one vectorised call per test kind
+    for kind in (PAIRED, WELCH):
+        todo = [x for x in pending if x[1]["test"] == kind]
+        if not todo:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.array([eff / t["d_sd"] for _, t, eff, _ in todo])
+        if kind == PAIRED:
+            pw = paired_power(d, [t["n"] for _, t, _, _ in todo], alpha)
+            need = repeats_needed(d, alpha, power)
+        else:
+            pw = np.full(len(d), np.nan)
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                for i, (_, t, _, _) in enumerate(todo):
+                    kw = dict(effect_size=d[i], nobs1=t["n_own"], ratio=t["n_ref"] / t["n_own"])
+                    pw[i] = 1.0 if np.isinf(d[i]) else TTestIndPower().power(alpha=alpha, **kw)
+                    if np.isnan(pw[i]) and np.isfinite(d[i]):  # its lower tail's NaN at large d: the upper tail
+                        pw[i] = TTestIndPower().power(alpha=alpha / 2, alternative="larger", **kw)
+            need = _n_per_arm(d, alpha, power)
+        for (out, t, _, notes), w, k in zip(todo, pw, need):
+            out.update(power_at_published=w, repeats_needed=k)
+            out["verdict"], why = _verdict(out["p"], np.sign(t["mean"]), out["direction"], w, alpha, power)
+            text = {"holds": f"{t['spread']}",
+                    "significant opposite": f"opposite to the published direction; {t['spread']}",
+                    "powered": f"power {w:.2f} to see the published {out['published']:g} {out['unit']} "
+                               f"({t['spread']}), not seen",
+                    "underpowered": f"{t['spread']}"
+                                    + (f"; {k:.0f} repeats for power {power:g}" if np.isfinite(k) else "")}[why]
+            out["diagnosis"] = "; ".join([text, *notes])
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _verdict(p: float, ours_sign: float, direction: float, pw: float, alpha: float, power: float) -> tuple[str, str]:
+    """(verdict, which rule) for a tested relative claim."""
+    if p < alpha:
+        return ("holds", "holds") if ours_sign == direction else ("contradicted", "significant opposite")
+    if pw >= power:
+        return "contradicted", "powered"
+    return "not significant", "underpowered"
+
+
+def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows per verdict (columns, in :data:`VERDICTS` order) per campaign."""
+    c = pd.crosstab(table["campaign"], pd.Categorical(table["verdict"], categories=VERDICTS), dropna=False)
+    c.columns.name = None
+    return c.reindex(columns=list(VERDICTS), fill_value=0)

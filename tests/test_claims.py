@@ -1,0 +1,268 @@
+"""analysis.stats.claims: the studies' claims with a verdict, on hand-worked cases (expected p-values and powers
+computed here with scipy/statsmodels from the known paired log differences), the CSV schema, the CLI, the
+report section, and the real qos-2026 tables against analysis.stats.reconcile."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.power import TTestPower
+
+from analysis.__main__ import main
+from analysis.published_qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEED
+from analysis.stats import claims as cl
+from conftest import ROOT
+
+PROC = ROOT / "data" / "processed"
+EXPECTED_COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
+                    "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis"]
+
+
+# --- hand-made claims and runs ---------------------------------------------------------------------
+
+def claim(figure, profile, value, *, test="snaptrim", kind="derived", metric="client_iops", seed=PART1_SEED,
+          relation="change_pct", unit="%", ref_scheduler="wpq"):
+    row = dict.fromkeys(PUB_COLUMNS, "")
+    row.update(seed=seed, seed_line=1, figure=figure, test=test, scheduler="mclock_scheduler", profile=profile,
+               metric=metric, printed=f"{value}", value=float(value), unit=unit, kind=kind, approx=0,
+               sentence=f"{profile} is {value} {unit} ({figure})", origin="published")
+    if kind == "derived":
+        row.update(relation=relation, ref_test=test, ref_scheduler=ref_scheduler, ref_metric=metric)
+    return row
+
+
+REF = np.array([100.0, 200.0, 150.0])               # the WPQ runs, repeats 1..3
+D_AB = np.array([0.10, 0.12, 0.14])                  # paired log ratios: mean 0.12, sd 0.02
+D_CD = np.array([0.10, -0.10, 0.0])                  # mean 0, sd 0.1
+
+
+def runs(scenario, arm, values):
+    return [dict(scenario=scenario, arm=arm, repeat=r, metric="client_iops", value=v)
+            for r, v in zip([1, 2, 3], values)]
+
+
+@pytest.fixture(scope="module")
+def hand():
+    metrics = pd.DataFrame(runs("snaptrim", "wpq", REF) + runs("snaptrim", "high_client_ops", REF * np.exp(D_AB))
+                           + runs("snaptrim", "balanced", REF * np.exp(D_CD)))
+    pub = pd.DataFrame([
+        claim("Figure 1", "high_client_ops", 10),          # A: +10 %, we see +12.7 %, significant → holds
+        claim("Figure 1", "high_client_ops", -10),         # B: −10 %, we see +12.7 %, significant → contradicted
+        claim("Figure 2", "balanced", -40),                # C: −40 %, we see 0, powered → contradicted
+        claim("Figure 2", "balanced", 5),                  # D: +5 %, we see 0, underpowered → not significant
+        claim("Figure 20", "balanced", -32, test="scaled_recovery"),                       # E: 975 OSDs
+        claim("Chart 10", "custom", -20, test="scrub_custom", seed=PART2_SEED),           # F: no runs of it
+        claim("Figure 1", "high_client_ops", 17520.63, kind="measured", unit="IOPS"),      # G: absolute
+    ])
+    return pub, metrics, cl.claims_table(pub, metrics, "hand")
+
+
+def test_schema_columns_and_order(hand):
+    *_, t = hand
+    assert list(t.columns) == EXPECTED_COLUMNS == cl.COLUMNS
+    assert len(t) == 7 and (t["campaign"] == "hand").all()
+    assert list(t["study"]) == ["part1"] * 5 + ["part2", "part1"]
+    assert list(t["claim_id"]) == ["part1-fig01-1", "part1-fig01-2", "part1-fig02-1", "part1-fig02-2",
+                                   "part1-fig20-1", "part2-chart10-1", "part1-fig01-3"]
+    assert t["sentence"].iloc[0] == "high_client_ops is 10 % (Figure 1)"
+
+
+def test_holds_when_significant_in_the_published_direction(hand):
+    *_, t = hand
+    a = t.iloc[0]
+    # t = mean / (sd / √n) = 0.12 / (0.02 / √3) = 6√3 on 2 degrees of freedom
+    p = 2 * stats.t.sf(6 * math.sqrt(3), 2)
+    assert p == pytest.approx(stats.ttest_rel(np.log(REF * np.exp(D_AB)), np.log(REF)).pvalue)
+    assert p < 0.05
+    assert a["p"] == pytest.approx(p) and a["n"] == 3 and a["direction"] == 1
+    assert a["ours"] == pytest.approx(100 * (math.exp(0.12) - 1))
+    half = stats.t.ppf(0.975, 2) * 0.02 / math.sqrt(3)
+    assert (a["ci_low"], a["ci_high"]) == pytest.approx((100 * math.expm1(0.12 - half), 100 * math.expm1(0.12 + half)))
+    # statsmodels' two-sided power is NaN here (its lower tail, scipy's nct.cdf far out); the upper tail at
+    # alpha/2 is all of it (the lower one is < 1e-9)
+    assert np.isnan(TTestPower().power(math.log(1.10) / 0.02, 3, 0.05))
+    upper = TTestPower().power(math.log(1.10) / 0.02, 3, 0.025, alternative="larger")
+    assert a["power_at_published"] == pytest.approx(upper, abs=1e-9)
+    assert a["test"].startswith("paired t") and a["verdict"] == "holds"
+    assert "sd=0.02 over 3 repeats" in a["diagnosis"]
+
+
+def test_contradicted_when_significant_in_the_opposite_direction(hand):
+    *_, t = hand
+    b = t.iloc[1]
+    assert b["direction"] == -1 and b["p"] == pytest.approx(2 * stats.t.sf(6 * math.sqrt(3), 2))
+    assert b["verdict"] == "contradicted" and "opposite" in b["diagnosis"]
+
+
+def test_contradicted_when_powered_to_see_the_published_effect_and_not_seen(hand):
+    *_, t = hand
+    c = t.iloc[2]
+    assert c["p"] == pytest.approx(1.0)  # mean paired log ratio 0: t = 0
+    power = TTestPower().power(effect_size=abs(math.log(0.60)) / 0.1, nobs=3, alpha=0.05)
+    assert power >= 0.8
+    assert c["power_at_published"] == pytest.approx(power)
+    assert c["verdict"] == "contradicted" and "power 0.9" in c["diagnosis"]
+
+
+def test_not_significant_when_underpowered_with_the_repeats_that_would_decide(hand):
+    *_, t = hand
+    d = t.iloc[3]
+    effect = math.log(1.05) / 0.1
+    power = TTestPower().power(effect_size=effect, nobs=3, alpha=0.05)
+    assert power < 0.8 and d["p"] >= 0.05
+    assert d["power_at_published"] == pytest.approx(power)
+    need = math.ceil(TTestPower().solve_power(effect_size=effect, alpha=0.05, power=0.8))
+    assert d["repeats_needed"] == need
+    assert TTestPower().power(effect, need, 0.05) >= 0.8 > TTestPower().power(effect, need - 1, 0.05)
+    assert d["verdict"] == "not significant"
+    assert d["diagnosis"] == f"spread of paired log ratios sd=0.1 over 3 repeats; {need} repeats for power 0.8"
+
+
+def test_not_measurable_here_with_its_cause(hand):
+    *_, t = hand
+    e, f, g = t.iloc[4], t.iloc[5], t.iloc[6]
+    assert (t.iloc[4:]["verdict"] == "not measurable here").all()
+    assert e["diagnosis"] == "the 975-OSD scaled cluster is not reproducible on one VM"
+    assert f["diagnosis"] == "no runs of scrub/custom in this campaign"
+    assert g["diagnosis"] == "absolute value on another machine" and g["ours"] == np.median(REF * np.exp(D_AB))
+    assert t.iloc[4:][["p", "power_at_published"]].isna().all().all()
+
+
+def test_a_missing_metric_and_a_missing_reference_are_named(hand):
+    pub, metrics, _ = hand
+    t = cl.claims_table(pd.DataFrame([claim("Figure 5", "balanced", -8.6, metric="snaptrim_duration"),
+                                      claim("Figure 1", "high_recovery_ops", 4.4)]), metrics, "hand")
+    assert list(t["verdict"]) == ["not measurable here"] * 2
+    assert t["diagnosis"].iloc[0] == "no snaptrim_duration in the runs of snaptrim/balanced"
+    assert t["diagnosis"].iloc[1] == "no runs of snaptrim/high_recovery_ops in this campaign"
+
+
+def test_a_share_claim_is_tested_as_a_ratio():
+    # "45 % of the reference": published log ratio log(0.45), direction −1; ours 100·exp(mean)
+    metrics = pd.DataFrame(runs("snaptrim", "wpq", REF) + runs("snaptrim", "balanced", REF * np.exp(-D_AB)))
+    t = cl.claims_table(pd.DataFrame([claim("Figure 9", "balanced", 45, relation="share_pct")]), metrics, "c")
+    r = t.iloc[0]
+    assert r["direction"] == -1 and r["ours"] == pytest.approx(100 * math.exp(-0.12)) and r["verdict"] == "holds"
+    assert r["power_at_published"] == pytest.approx(TTestPower().power(abs(math.log(0.45)) / 0.02, 3, 0.05))
+
+
+def test_fewer_than_3_common_repeats_use_welch_on_logs():
+    own, ref = np.array([110.0, 130.0, 120.0]), np.array([100.0, 105.0])
+    metrics = pd.DataFrame(runs("snaptrim", "wpq", ref)[:2] + [dict(r, repeat=r["repeat"] + 10) for r in
+                           runs("snaptrim", "high_client_ops", own)])
+    r = cl.claims_table(pd.DataFrame([claim("Figure 1", "high_client_ops", 10)]), metrics, "c").iloc[0]
+    assert r["test"] == "Welch t (log)" and r["n"] == 2
+    assert r["p"] == pytest.approx(stats.ttest_ind(np.log(own), np.log(ref), equal_var=False).pvalue)
+    assert r["ours"] == pytest.approx(100 * (np.exp(np.log(own).mean() - np.log(ref).mean()) - 1))
+
+
+@pytest.mark.parametrize("p, ours_sign, direction, power, verdict", [
+    (0.01, 1, 1, 0.1, "holds"), (0.01, -1, 1, 0.1, "contradicted"), (0.01, 1, 1, 0.95, "holds"),
+    (0.20, 1, 1, 0.95, "contradicted"), (0.20, -1, 1, 0.95, "contradicted"),
+    (0.20, 1, 1, 0.5, "not significant"), (0.20, -1, 1, 0.5, "not significant"),
+    (0.05, 1, 1, 0.79, "not significant"), (0.05, 1, 1, 0.8, "contradicted")])
+def test_verdict_rules(p, ours_sign, direction, power, verdict):
+    assert cl._verdict(p, ours_sign, direction, power, 0.05, 0.8)[0] == verdict
+
+
+# --- the power helpers against statsmodels ---------------------------------------------------------
+
+def test_paired_power_equals_statsmodels_and_has_no_nan_at_large_effects():
+    d = np.linspace(0.05, 6, 40)
+    for n in (2, 3, 5, 12):
+        want = TTestPower().power(effect_size=d, nobs=n, alpha=0.05)
+        ok = np.isfinite(want)
+        assert ok.mean() > 0.5
+        assert cl.paired_power(d, n, 0.05)[ok] == pytest.approx(want[ok], rel=1e-9)
+        upper = TTestPower().power(effect_size=d, nobs=n, alpha=0.025, alternative="larger")
+        assert cl.paired_power(d, n, 0.05)[~ok] == pytest.approx(upper[~ok], abs=1e-9)
+    big = cl.paired_power([7.5, np.inf, np.nan], 3, 0.05)
+    assert 0.999 < big[0] <= 1 and big[1] == 1 and np.isnan(big[2])
+    assert np.isnan(TTestPower().power(effect_size=7.5, nobs=3, alpha=0.05))  # why the helper has its own formula
+
+
+def test_repeats_needed_is_the_rounded_up_root_of_solve_power():
+    d = np.array([0.1, 0.3, 0.488, 1.0, 2.5])
+    want = [math.ceil(TTestPower().solve_power(effect_size=x, alpha=0.05, power=0.8)) for x in d]
+    assert list(cl.repeats_needed(d, 0.05, 0.8)) == want
+    assert np.isnan(cl.repeats_needed([0.0, np.nan], 0.05, 0.8)).all()
+
+
+# --- the CLI and the report ------------------------------------------------------------------------
+
+def test_cli_exits_2_naming_the_missing_table(tmp_path, capsys):
+    assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "summary.parquet" in err and len(err.splitlines()) == 1
+    pd.DataFrame({"campaign": ["x"]}).to_parquet(tmp_path / "summary.parquet")
+    assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
+    assert "series.parquet" in capsys.readouterr().err
+    assert not (tmp_path / "c.csv").exists()
+
+
+def test_report_shows_the_claims_section_first(tmp_path, hand):
+    from analysis.report import build_report
+    *_, t = hand
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 10 · Something")])
+    nbformat.write(nb, reports / "10-something.ipynb")
+    page = build_report(reports, tmp_path).read_text()
+    assert "id='claims'" not in page
+    t.to_csv(reports / "claims.csv", index=False)
+    page = build_report(reports, tmp_path).read_text()
+    assert page.index("<section id='claims'>") < page.index("<section id='10-something'>")
+    assert page.index("href='#claims'") < page.index("href='#10-something'")
+    counts = page[page.index("<section id='claims'>"):page.index("<details>", page.index("<section id='claims'>"))]
+    cells = re.findall(r"<td>([^<]*)</td>", counts)
+    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", *cl.VERDICTS]
+    assert cells == ["hand", "1", "2", "1", "3"]
+    assert "part2-chart10-1" in page and "no runs of scrub/custom in this campaign" in page
+
+
+# --- the real tables -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def real_proc(tmp_path_factory) -> Path:
+    """data/processed when `make data` has built it, else the shipped data/raw ingested here (a clean clone)."""
+    if (PROC / "series.parquet").is_file() and (PROC / "summary.parquet").is_file():
+        return PROC
+    from analysis.ingest.walk import ingest, write_tables
+    out = tmp_path_factory.mktemp("processed")
+    write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
+    return out
+
+
+def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
+    from analysis.published_qos import load_all
+    from analysis.stats.qos_derived import run_metrics
+    from analysis.stats.reconcile import reconcile
+    out = tmp_path / "claims.csv"
+    assert main(["claims", "--processed", str(real_proc), "--out", str(out), "--campaign", "qos-2026", "absent-x"]) == 0
+    assert "no runs of absent-x" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == ["claims.csv"]  # written atomically: no temp file left
+    t = pd.read_csv(out, keep_default_na=False, na_values=[""])
+    assert list(t.columns) == EXPECTED_COLUMNS and (t["campaign"] == "qos-2026").all()
+    summary, series = (pd.read_parquet(real_proc / f"{n}.parquet", filters=[("campaign", "==", "qos-2026")])
+                       for n in ("summary", "series"))
+    rc = reconcile(load_all(), run_metrics(summary, series, "qos-2026"))
+    assert len(t) == len(rc) and t["claim_id"].is_unique
+    assert (t["verdict"] == "holds").sum() == (rc["verdict"] == "holds").sum()
+    assert list(t["verdict"] == "holds") == list(rc["verdict"] == "holds")  # the same claims
+    tested = rc["verdict"].isin(["holds", "contradicted", "same direction, not significant",
+                                 "opposite direction, not significant"]).to_numpy()
+    assert t.loc[tested, "p"].to_numpy() == pytest.approx(rc.loc[tested, "p"].to_numpy())
+    assert set(t["verdict"]) <= set(cl.VERDICTS)
+    absolute = (rc["kind"] == "measured").to_numpy()
+    assert (t.loc[absolute, "verdict"] == "not measurable here").all()
+    # the other campaigns of the shipped data have no QoS runs: nothing written, a stale table removed
+    assert main(["claims", "--processed", str(real_proc), "--out", str(out), "--campaign", "block-2026", "nope"]) == 0
+    assert "no QoS runs of block-2026" in capsys.readouterr().out
+    assert not out.exists()
