@@ -77,10 +77,14 @@ reports/%.html: reports/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN
 # notebooks run two at a time (REPORT_JOBS) once the data is built; the wall time is printed at the end
 REPORT_JOBS ?= 2
+# the studies' claims with a verdict per campaign (reports/claims.csv; skipped, with a message, when the data
+# has none of these campaigns)
+CLAIMS_CAMPAIGNS ?= qos-2026
 report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/files.parquet $(PROC)/notebooks.mk && \
 	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.ipynb) && \
+	  $(PY) -m analysis claims --processed $(PROC) --out reports/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
 	  $(PY) -m analysis report reports --figures figures >/dev/null && \
 	  printf 'report: %s\n' $(abspath reports/report.html) && \
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
@@ -107,18 +111,32 @@ bench: .venv/.installed tools
 # are missing.  Run it alone on the machine (no tests, builds or helpers beside it); CI never does.
 CAPTURE_PY   ?= $(shell /usr/bin/python3 -c 'import yaml' 2>/dev/null && echo /usr/bin/python3 || echo $(PY))
 CAPTURE_ARGS ?=
-.PHONY: capture-smoke capture-qos
+.PHONY: capture-smoke capture-qos capture-pilot
 # one short run per scenario, end to end (~8 min); output to a temp dir, not a data set
 capture-smoke:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-smoke needs root: sudo make capture-smoke"; exit 1; }
 	out=$$(mktemp -d /tmp/cephqos-smoke.XXXXXX) && echo "capture-smoke: output in $$out" && \
 	  $(CAPTURE_PY) -m capture.ceph run capture/campaigns/smoke.yaml --out "$$out" $(CAPTURE_ARGS)
-# the real campaign (103 runs, ~3.3 h measured here; resumable: CAPTURE_ARGS="--max-minutes 110" per sitting)
+# a campaign (qos-2026: 103 runs, ~3.3 h measured here; resumable: CAPTURE_ARGS="--max-minutes 110" per
+# sitting).  A throttled campaign (qos-v2) is refused until its pilot said go (CAPTURE_ARGS=--force runs
+# it anyway, marked forced in every run.json).
+CAMPAIGN ?= capture/campaigns/qos-2026.yaml
+CAMPAIGN_NAME = $(shell sed -n 's/^campaign: *//p' $(CAMPAIGN))
 capture-qos:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-qos needs root: sudo make capture-qos"; exit 1; }
-	$(CAPTURE_PY) -m capture.ceph run capture/campaigns/qos-2026.yaml --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
+	$(CAPTURE_PY) -m capture.ceph run $(CAMPAIGN) --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
 	@echo "capture-qos: now refresh the manifest with make manifest (as the repository's owner)"
+
+# the pilot of a campaign: two arms per scenario once after a discarded warm-up (data in
+# $(DATA)/ceph-qos/<campaign>-pilot), then the verdict: go / no-go per scenario, pool sizes for 60–150 s
+# operations, the repeats for power 0.8 and the campaign's machine time → <campaign>/pilot.json
+capture-pilot: .venv/.installed
+	@[ "$$(id -u)" = 0 ] || { echo "capture-pilot needs root: sudo make capture-pilot CAMPAIGN=..."; exit 1; }
+	$(CAPTURE_PY) -m capture.ceph pilot $(CAMPAIGN) --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
+	$(PY) -m analysis pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot --campaign-file $(CAMPAIGN) \
+	  --spread-from $(DATA)/ceph-qos/qos-2026 --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
+	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
 
 # --- capture: IO-scheduler campaigns with fio on loop devices and file systems (root; issue 4) ---
 .PHONY: capture-block-smoke capture-block capture-rados-block-smoke capture-rados-block

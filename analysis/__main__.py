@@ -1,4 +1,4 @@
-"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps`` (``--help`` on each)."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot`` (``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -93,6 +93,120 @@ def _run_notebook(a: argparse.Namespace) -> int:
     return 0
 
 
+def _table_path(proc: Path, name: str) -> Path | None:
+    """``<proc>/<name>.parquet`` or the partitioned ``<proc>/<name>/`` (``ingest --dask``); None if absent."""
+    for p in (proc / f"{name}.parquet", proc / name):
+        if p.exists():
+            return p
+    return None
+
+
+def _claims(a: argparse.Namespace) -> int:
+    proc, out = Path(a.processed), Path(a.out)
+    paths = {n: _table_path(proc, n) for n in ("summary", "series")}
+    missing = [n for n, p in paths.items() if p is None]
+    if missing:
+        print(f"error: {proc / (missing[0] + '.parquet')} is missing (run `python -m analysis ingest DATA --out "
+              f"{proc}`)", file=sys.stderr)
+        return 2
+    import pandas as pd
+    from .published_qos import load_all
+    from .stats.claims import claims_table, verdict_counts
+    from .stats.qos_derived import run_metrics
+    flt = [("campaign", "in", list(a.campaign))]
+    summary, series = (pd.read_parquet(paths[n], filters=flt) for n in ("summary", "series"))
+    have = set(summary["campaign"].astype(str))
+    absent = [c for c in a.campaign if c not in have]
+    if absent:
+        print(f"claims: no runs of {', '.join(absent)} in {proc}: skipped")
+    from .stats.reconcile import SCENARIO
+    metrics = {c: run_metrics(summary, series, c) for c in a.campaign if c in have}
+    qos = {c: m for c, m in metrics.items() if m["scenario"].astype(str).isin(set(SCENARIO.values())).any()}
+    if len(qos) < len(metrics):
+        print(f"claims: no QoS runs of {', '.join(c for c in metrics if c not in qos)} in {proc}: skipped")
+    present = [c for c in a.campaign if c in qos]
+    if not present:
+        if out.exists():  # a table of other data would end up in the report
+            out.unlink()
+            print(f"claims: removed the stale {out}")
+        return 0
+    published = load_all(a.published) if a.published else load_all()
+    table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha) for c in present],
+                      ignore_index=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        table.to_csv(tmp, index=False)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    counts = verdict_counts(table)
+    for c, row in counts.iterrows():
+        print(f"{out}: {c}: " + ", ".join(f"{v} {k}" for k, v in row.items()))
+    return 0
+
+
+def _pilot(a: argparse.Namespace) -> int:
+    """Evaluate a pilot campaign's runs → pilot.json (go / no-go per scenario), printed as a table."""
+    import json
+    import pandas as pd
+    from capture.ceph import campaign as cp
+    from .ingest.walk import ingest
+    from .stats import pilot as pl
+    try:
+        doc = cp.load(a.campaign_file)
+    except cp.CampaignError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not Path(a.pilot_dir).is_dir():
+        print(f"error: {a.pilot_dir}: no pilot data (run `python -m capture.ceph pilot` first)", file=sys.stderr)
+        return 2
+    res = ingest(a.pilot_dir, progress=False, jobs=_cores())
+    if res.summary.empty:
+        print(f"error: {a.pilot_dir}: no readable pilot runs", file=sys.stderr)
+        return 2
+    if a.spread_from and Path(a.spread_from).is_dir():
+        ref = ingest(a.spread_from, progress=False, jobs=_cores())
+        camp = str(ref.summary["campaign"].dropna().astype(str).iloc[0])
+        spread = pl.spread(pl.shipped_metrics(ref.summary, ref.series, camp))
+        spread["from"] = camp
+    else:
+        spread = pd.DataFrame(columns=["scenario", "metric", "sd_log", "n_runs"])
+    planned = pd.Series([r.scenario for r in cp.plan(doc)]).value_counts().to_dict()
+    out = pl.evaluate(res.files, res.summary, res.series, doc, spread, planned)
+    rec = {s: int(v["repeats_recommended"]) for s, v in out["scenarios"].items()}
+    doc_rec = json.loads(json.dumps(doc))
+    for s, n in rec.items():
+        if s in doc_rec["scenarios"]:
+            doc_rec["scenarios"][s]["repeats"] = max(n, doc_rec["scenarios"][s].get("repeats", doc["repeats"]))
+    out["machine_time_recommended"] = pl.machine_time(
+        pl.run_facts(res.files, res.summary, res.series).merge(
+            res.summary[pl.RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(pl.RUN_KEYS), on=pl.RUN_KEYS),
+        pd.Series([r.scenario for r in cp.plan(doc_rec)]).value_counts().to_dict())
+    out["spread_from"] = json.loads(spread.to_json(orient="records"))
+    dest = Path(a.out)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(out, indent=1, default=str) + "\n")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    for s, v in out["scenarios"].items():
+        print(f"{s:18s} {'GO' if v['go'] else 'NO-GO':6s} repeats {v['repeats_recommended']:>3d}  "
+              + "; ".join(f"{k} {c['value']}" for k, c in v["checks"].items()))
+        for why in v["reasons"]:
+            print(f"{'':25s}{why}")
+    for op, c in out["calibration"].items():
+        print(f"calibration {op}: fastest {c['fastest_rate_objects_s']} objects/s ({c['fastest_arm']}): "
+              f"{c['pool_key']} {c['now']} → {c['suggested']} for ~{c['for_target_s']:g} s")
+    mt, mr = out["machine_time_planned"], out["machine_time_recommended"]
+    print(f"machine time: as planned {mt['total_h']} h in {mt['sittings']} sitting(s); with the recommended "
+          f"repeats {mr['total_h']} h in {mr['sittings']}")
+    print(f"{dest}: {'GO' if out['go'] else 'NO-GO'}")
+    return 0 if out["go"] else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -130,6 +244,22 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--reports", default="reports")
     d.add_argument("--out", required=True, help="the makefile fragment to write")
     d.set_defaults(fn=_deps)
+    c = sub.add_parser("claims", help="the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
+                                      "(analysis.stats.claims) → one CSV, the campaigns' rows stacked")
+    c.add_argument("--processed", required=True, help="folder of summary.parquet and series.parquet")
+    c.add_argument("--out", required=True, help="CSV to write (atomically)")
+    c.add_argument("--campaign", nargs="+", default=["qos-2026"], help="campaign(s) (default qos-2026)")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--published", default=None,
+                   help="folder of qos-part1.csv and qos-part2.csv (default data/published)")
+    c.set_defaults(fn=_claims)
+    p = sub.add_parser("pilot", help="a campaign's pilot runs → go / no-go per scenario, pool sizes, repeats and "
+                                     "machine time (analysis.stats.pilot) → pilot.json; exit 1 on no-go")
+    p.add_argument("pilot_dir", help="the pilot campaign's folder (<out>/<campaign>-pilot)")
+    p.add_argument("--campaign-file", required=True, help="the campaign YAML the pilot is for")
+    p.add_argument("--spread-from", default=None, help="a finished campaign's raw folder: within-arm spread")
+    p.add_argument("--out", required=True, help="pilot.json to write (atomically)")
+    p.set_defaults(fn=_pilot)
     args = ap.parse_args(argv)
     return args.fn(args)
 

@@ -2,15 +2,18 @@
 
 One JSON object per line, written once a second from /proc (Linux ≥ 4.18 field layout):
 ``{"t": unix s, "cpu": {"cpu0": busy fraction, …}, "iowait": {"cpu0": fraction, …},
-"mem": {"MemTotal": B, "MemAvailable": B, "Cached": B}, "disk": {"vda": {"reads", "read_B", "writes",
+"steal": {"cpu0": fraction, …} (optional), "mem": {"MemTotal": B, "MemAvailable": B, "Cached": B}, "disk": {"vda": {"reads", "read_B", "writes",
 "write_B", "io_ms"}, …}, "load": 1-min load average}``.  CPU fractions are of the interval since the
 previous line; disk figures are /proc/diskstats deltas over that interval, and a device idle for the
-whole interval is left out of the line (read here as zero).
+whole interval is left out of the line (read here as zero).  Optional ``"osd": {"osd.0": {"queued": ops,
+"in_flight": ops, "cpu": fraction of one CPU}, …}`` (``capture/ceph/opqueue.py``, from the admin
+socket; null where a sample failed, read as NaN, never as 0).
 
 Time base: ``t_s`` = seconds since the first line (``meta["t0_unix"]``); a run's ``run.json`` anchors
 (unix s) align it with fio's and the timeline's clocks (same host clock).
 
-Series (``ddir`` ""): ``cpu_busy`` and ``cpu_iowait`` (ratio, job = ``cpuN``); ``mem_available`` and
+Series (``ddir`` ""): ``cpu_busy``, ``cpu_iowait`` and ``cpu_steal`` (ratio, job = ``cpuN``);
+per OSD (job = ``osd.N``) ``osd_queued`` and ``osd_in_flight`` (count) and ``osd_cpu`` (ratio); ``mem_available`` and
 ``mem_cached`` (B, job ""); per device (job = device name) ``disk_read_iops``/``disk_write_iops`` (1/s),
 ``disk_read_bw``/``disk_write_bw`` (B/s), ``disk_util`` (ratio: io_ms / interval, the %util of
 iostat); ``load1`` (count, job "").  Summary: the mean of each series over the file (``<metric>`` with
@@ -134,6 +137,8 @@ def parse(path: str | Path, data: bytes) -> Parsed:
         add(c, "cpu_busy", "ratio", v)
         if f"iowait\t{c}" in flat:
             add(c, "cpu_iowait", "ratio", flat[f"iowait\t{c}"])
+        if f"steal\t{c}" in flat:
+            add(c, "cpu_steal", "ratio", flat[f"steal\t{c}"])
     if busy:
         means.append(("all", "", "cpu_busy", float(np.nanmean(np.vstack(busy))), "ratio"))
     for key, metric in (("MemAvailable", "mem_available"), ("Cached", "mem_cached")):
@@ -151,9 +156,17 @@ def parse(path: str | Path, data: bytes) -> Parsed:
                 means.append((dev, "", "disk_util_max", float(np.nanmax(v)), "ratio"))
     if "load" in flat:
         add("", "load1", "count", flat["load"])
+    osds = sorted({c.split("\t")[1] for c in flat if c.startswith("osd\t")},
+                  key=lambda o: (len(o), o))
+    for osd in osds:
+        for field, metric, unit in (("queued", "osd_queued", "count"), ("in_flight", "osd_in_flight", "count"),
+                                    ("cpu", "osd_cpu", "ratio")):
+            col = f"osd\t{osd}\t{field}"
+            if col in flat:
+                add(osd, metric, unit, flat[col])
     means.append(("", "", "samples", float(len(t)), "count"))
     meta = {"tool_version": "capture/ceph SysMon", "t0_unix": t0, "interval_s": interval,
-            "cpus": cpus, "devices": devices, "samples": len(t)}
+            "cpus": cpus, "devices": devices, "osds": osds, "samples": len(t)}
     if partial:
         meta["incomplete"] = ["truncated last line (interrupted capture)"]
     series = series_blocks_frame(source, t_s, blocks) if blocks else None

@@ -16,7 +16,7 @@ present ``blk_requests.parquet`` (one row per block request, ``analysis.ingest.b
 (0 bytes, e.g. fio's slat log of a sync engine), ``unrecognised`` (no reader claims the content) or
 ``context`` (run.json, benchmark_config.yaml, the manifest, and the capture harness's own files:
 ``done`` markers, ``osd_config.json.gz``, ``cluster-log.txt.gz``, ``campaign.yaml``, ``sitting-*.json``,
-the benchmarks' stderr).
+a campaign's ``pilot.json`` verdict, the benchmarks' stderr).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 #: what ``capture/`` writes beside the benchmark outputs: run metadata, listed as ``context`` (the
 #: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
 CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr",
-               "write.stderr", "seq.stderr")
+               "write.stderr", "seq.stderr", "pilot.json")
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
 OPTIONAL_TABLES = ("blk_requests",)

@@ -1,8 +1,13 @@
-"""python -m capture.ceph {plan,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph 16.2 cluster.
+"""python -m capture.ceph {plan,pilot,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph 16.2 cluster.
 
   plan CAMPAIGN.yaml [--out DIR]            the run order and which runs are done
-  run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N]
-                                            bring a cluster up, do the runs not yet done, tear down
+  pilot CAMPAIGN.yaml [--out DIR]           the campaign's pilot (``<campaign>-pilot``: two arms per
+                                            scenario once, after a discarded warm-up); then
+                                            ``python -m analysis pilot`` decides go / no-go
+  run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N] [--force]
+                                            bring a cluster up, do the runs not yet done, tear down;
+                                            a campaign with ``throttle`` needs its pilot's go
+                                            (``<out>/<campaign>/pilot.json``) unless --force
   teardown [--workdir DIR]                  kill a leftover cluster's daemons (by its pid files)
 
 Run it alone on the machine: no tests, builds or helpers beside it (each run measures the CPU used
@@ -55,10 +60,30 @@ def _freeze_campaign_file(src: Path, root: Path) -> None:
         shutil.copyfile(src, dst)
 
 
+def pilot_verdict(path: Path) -> tuple[bool, str]:
+    """(go, why) from a pilot.json written by ``python -m analysis pilot``."""
+    if not path.exists():
+        return False, f"no pilot verdict at {path}: run `make capture-pilot CAMPAIGN=…` first"
+    try:
+        doc = json.loads(path.read_text())
+        bad = [s for s, v in doc["scenarios"].items() if not v["go"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        return False, f"{path}: not a pilot verdict ({e})"
+    if bad:
+        return False, f"{path}: the pilot says no-go for {', '.join(bad)}"
+    return True, f"{path}: go for every scenario"
+
+
 def cmd_run(a) -> int:
-    from .runner import Runner
     doc = cp.load(a.campaign)
     root = a.out / doc["campaign"]
+    forced = False
+    if doc.get("throttle"):
+        go, why = pilot_verdict(root / "pilot.json")
+        if not go and not a.force:
+            raise cp.CampaignError(why + " (--force runs it anyway, marked forced in its data)")
+        forced = not go
+        _log(why + ("; FORCED" if forced else ""))
     runs = cp.plan(doc)
     todo = cp.remaining(root, runs)
     if a.max_runs is not None:
@@ -66,16 +91,38 @@ def cmd_run(a) -> int:
     if not todo:
         _log("nothing to do: every run has its done marker")
         return 0
+    return sitting(doc, Path(a.campaign), a.out, todo, runs, a.max_minutes, forced=forced)
+
+
+def cmd_pilot(a) -> int:
+    doc = cp.load(a.campaign)
+    pdoc = cp.pilot_doc(doc)
+    runs = cp.plan(pdoc)
+    todo = cp.remaining(a.out / pdoc["campaign"], runs)
+    if not todo:
+        _log(f"pilot {pdoc['campaign']}: every run is done; now `python -m analysis pilot`")
+        return 0
+    _log(f"pilot {pdoc['campaign']}: {len(todo)} runs " + ", ".join(r.relpath for r in todo))
+    return sitting(pdoc, Path(a.campaign), a.out, todo, runs, a.max_minutes, warmup=True)
+
+
+def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced: bool = False,
+            warmup: bool | None = None) -> int:
+    """One sitting: bring-up, the warm-up run (discarded) if asked, ``todo``, teardown, the record."""
+    from .runner import Runner
+    root = out / doc["campaign"]
     workdir = Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster"))
     preflight(workdir)
     ensure_packages(_log)
-    _freeze_campaign_file(Path(a.campaign), root)
+    _freeze_campaign_file(campaign_file, root)
     if (root / "_inprogress").exists():
         _log(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")
         shutil.rmtree(root / "_inprogress")
-    deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
-    runner = Runner(doc, Path(a.campaign), a.out, _log)
-    sitting = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
+    deadline = time.time() + max_minutes * 60 if max_minutes else None
+    runner = Runner(doc, campaign_file, out, _log)
+    runner.forced = forced
+    record = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": [],
+               "forced": forced}
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -84,10 +131,22 @@ def cmd_run(a) -> int:
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
     try:
         runner.bring_up()
+        if doc.get("warmup", False) if warmup is None else warmup:
+            w = cp.warmup_run(doc)
+            _log(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
+            t = time.time()
+            try:
+                runner.one(w)
+            except ClusterError as e:
+                _log(f"  warm-up failed ({e}); going on")
+            runner.discard(w)
+            record["warmup_s"] = round(time.time() - t, 1)
         do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log, errors=(ClusterError,),
-                sitting=sitting, after_failure=lambda: runner.cl.wait_clean(timeout=600),
-                summary=lambda info: ({"duration_s": info["duration_s"]},
+                sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600),
+                summary=lambda info: ({"duration_s": info["duration_s"],
+                                       "steal_frac": info["cpu"].get("steal_frac")},
                                       f"{info['duration_s']:.0f} s; outside CPU {info['cpu']['outside_cpu_frac']:.3f}; "
+                                      f"steal {info['cpu'].get('steal_frac', 0):.3f}; "
                                       f"unfinished: {info['background_unfinished'] or 'none'}"))
     except KeyboardInterrupt as e:
         _log(f"interrupted ({e}); tearing down")
@@ -97,9 +156,11 @@ def cmd_run(a) -> int:
         rc = 1
     finally:
         runner.cl.down()
+        if getattr(runner, "throttle", None) is not None:
+            runner.throttle.remove(range(runner.cl.n))
         shutil.rmtree(runner.cl.dir, ignore_errors=True)
-        sitting["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(sitting, indent=1) + "\n")
+        record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(record, indent=1) + "\n")
         left = cp.remaining(root, runs)
         _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
     return rc
@@ -116,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", type=Path, default=DEFAULT_OUT)
     r.add_argument("--max-minutes", type=float, default=None)
     r.add_argument("--max-runs", type=int, default=None)
+    r.add_argument("--force", action="store_true", help="run although the pilot said no-go (marked forced)")
+    pp = sub.add_parser("pilot")
+    pp.add_argument("campaign")
+    pp.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    pp.add_argument("--max-minutes", type=float, default=None)
     t = sub.add_parser("teardown")
     t.add_argument("--workdir", type=Path, default=Path("/var/tmp/cephqos-cluster"))
     a = ap.parse_args(argv)
@@ -124,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_plan(a)
         if a.cmd == "run":
             return cmd_run(a)
+        if a.cmd == "pilot":
+            return cmd_pilot(a)
         print("killed PIDs:", teardown_workdir(a.workdir))
         return 0
     except (cp.CampaignError, ClusterError) as e:

@@ -117,10 +117,73 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
             need(a in s_arms, f"scenarios.{name}.repeats_for: unknown arm {a!r}")
             need(isinstance(n, int) and n >= min_rep,
                  f"scenarios.{name}.repeats_for.{a} must be an integer ≥ min_repeats ({min_rep})")
+    th = doc.get("throttle")
+    if th is not None:
+        need(isinstance(th, dict), "'throttle' must map read_iops and write_iops to IOPS limits")
+        for k in ("read_iops", "write_iops"):
+            need(isinstance(th.get(k), int) and not isinstance(th.get(k), bool) and th[k] > 0,
+                 f"throttle.{k} must be a positive whole number of IOPS per OSD")
+        # mClock's reservations and limits are shares of this capacity: equal to the device limit,
+        # they mean what the seeds meant (a share of what the device can do)
+        need(float(doc["cluster"]["mclock_capacity_iops"]) == float(th["read_iops"]),
+             f"cluster.mclock_capacity_iops ({doc['cluster']['mclock_capacity_iops']}) must equal "
+             f"throttle.read_iops ({th['read_iops']}): mClock's allocations are shares of it")
+    if doc.get("client_config") is not None:
+        need(isinstance(doc["client_config"], dict), "'client_config' must map options to values")
+    for name, s in scen.items():
+        pa = s.get("pilot_arms")
+        if pa is not None:
+            need(isinstance(pa, list) and len(pa) == 2 and len(set(pa)) == 2,
+                 f"scenarios.{name}.pilot_arms must name two different arms")
+            for a in pa:
+                need(a in s.get("arms", list(arms)), f"scenarios.{name}.pilot_arms: {a!r} is not an arm "
+                                                     "of this scenario")
     doc.setdefault("seed", 0)
     doc.setdefault("repeats", 3)
     doc.setdefault("min_repeats", 3)
     return doc
+
+
+PILOT_SUFFIX = "-pilot"
+
+
+def pilot_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    """The pilot of a campaign as a campaign of its own (``<name>-pilot``, so its runs never mix with
+    the campaign's): per scenario its two ``pilot_arms`` (default: the first and last arm listed —
+    name the two most different), one repeat each, plus a baseline run of every queue/profile those
+    arms use (the client-drop check compares each arm with its own no-operation baseline)."""
+    import copy
+    p = copy.deepcopy(doc)
+    p["campaign"] = doc["campaign"] + PILOT_SUFFIX
+    p["repeats"], p["min_repeats"] = 1, 1
+    base_name = "baseline" if "baseline" in doc["scenarios"] else None
+    need_base: list[str] = []
+    for name, s in p["scenarios"].items():
+        s_arms = s.get("arms", list(doc["arms"]))
+        s["arms"] = list(s.get("pilot_arms") or [s_arms[0], s_arms[-1]])
+        s.pop("repeats_for", None)
+        s.pop("repeats", None)
+        if name != base_name:
+            need_base += s["arms"]
+    if base_name is not None:
+        b_arms = doc["scenarios"][base_name].get("arms", list(doc["arms"]))
+        key = lambda a: (doc["arms"][a]["osd_op_queue"], doc["arms"][a].get("osd_mclock_profile"),
+                         repr(doc["arms"][a].get("allocations")))
+        by_key = {key(a): a for a in reversed(b_arms)}
+        want = []
+        for a in need_base:
+            b = by_key.get(key(a))
+            if b is not None and b not in want:
+                want.append(b)
+        p["scenarios"][base_name]["arms"] = want or p["scenarios"][base_name]["arms"]
+    return validate(p, f"{doc['campaign']} (pilot)")
+
+
+def warmup_run(doc: dict[str, Any]) -> Run:
+    """The discarded run at the start of a sitting (the first run after bring-up is slower)."""
+    sname = "baseline" if "baseline" in doc["scenarios"] else next(iter(doc["scenarios"]))
+    s = doc["scenarios"][sname]
+    return Run(doc["campaign"], sname, s.get("arms", list(doc["arms"]))[0], 0, -1)
 
 
 def _rng(seed: Any, *parts: Any) -> random.Random:

@@ -189,6 +189,9 @@ RECORDED_KEYS = (
     "osd_mclock_cost_per_io_usec", "osd_mclock_cost_per_io_usec_hdd",
     "osd_mclock_cost_per_byte_usec", "osd_mclock_cost_per_byte_usec_hdd",
     "osd_scrub_min_interval", "osd_scrub_max_interval", "osd_deep_scrub_interval",
+    # the throttled-device regime (issue 23): BlueStore throttles, buffered reads, scrub start pacing
+    "bluestore_throttle_bytes", "bluestore_throttle_deferred_bytes", "bluestore_default_buffered_read",
+    "osd_scrub_backoff_ratio", "osd_max_trimming_pgs",
 )
 
 

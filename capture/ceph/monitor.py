@@ -2,8 +2,10 @@
 
 ``SysMon`` writes JSONL: per line ``t`` (unix s), ``cpu`` (per-CPU busy fraction since the previous
 line, from /proc/stat: everything but idle+iowait), ``iowait`` per CPU, ``mem`` (MemTotal,
-MemAvailable, Cached in B), ``disk`` (per device from /proc/diskstats: reads, writes, read/written
-bytes, io_ms — deltas since the previous line), ``load`` (1-min load average).
+MemAvailable, Cached in B), ``steal`` per CPU (time the hypervisor ran something else), ``disk`` (per device from /proc/diskstats:
+reads, writes, read/written bytes, io_ms — deltas since the previous line), ``load`` (1-min load
+average), and with a probe (:class:`capture.ceph.opqueue.OsdProbe`) ``osd``: per OSD ``queued``,
+``in_flight`` (ops) and ``cpu`` (fraction of one CPU).
 ``outside_cpu`` compares the machine's busy CPU time with the CPU time of the benchmark's processes.
 """
 
@@ -66,9 +68,9 @@ def meminfo() -> dict[str, int]:
 
 
 class SysMon(threading.Thread):
-    def __init__(self, path: Path, interval: float = 1.0) -> None:
+    def __init__(self, path: Path, interval: float = 1.0, probe=None) -> None:
         super().__init__(daemon=True)
-        self.path, self.interval = path, interval
+        self.path, self.interval, self.probe = path, interval, probe
         self.stop_evt = threading.Event()
 
     def run(self) -> None:
@@ -79,20 +81,26 @@ class SysMon(threading.Thread):
                 nxt += self.interval
                 self.stop_evt.wait(max(0.0, nxt - time.time()))
                 c, d = cpu_times(), diskstats()
-                cpu, iow = {}, {}
+                cpu, iow, steal = {}, {}, {}
                 for k, v in c.items():
                     if k == "cpu":
                         continue
                     tot = sum(a - b for a, b in zip(v[:8], prev_c[k][:8])) or 1
                     cpu[k] = round(busy_s(prev_c[k], v) * CLK / tot, 4)
                     iow[k] = round((v[4] - prev_c[k][4]) / tot, 4)
+                    steal[k] = round((v[7] - prev_c[k][7]) / tot, 4) if len(v) > 7 else 0.0
                 disk = {k: [a - b for a, b in zip(v, prev_d.get(k, v))] for k, v in d.items()}
                 disk = {k: {"reads": x[0], "read_B": x[1] * 512, "writes": x[2], "write_B": x[3] * 512,
                             "io_ms": x[4]} for k, x in disk.items() if any(x)}
-                out.write(json.dumps({"t": round(time.time(), 3), "cpu": cpu, "iowait": iow,
-                                      "mem": meminfo(), "disk": disk,
-                                      "load": float(Path("/proc/loadavg").read_text().split()[0])},
-                                     separators=(",", ":")) + "\n")
+                rec = {"t": round(time.time(), 3), "cpu": cpu, "iowait": iow, "steal": steal,
+                       "mem": meminfo(), "disk": disk,
+                       "load": float(Path("/proc/loadavg").read_text().split()[0])}
+                if self.probe is not None:
+                    try:
+                        rec["osd"] = self.probe()
+                    except Exception as e:  # a sample lost, never the monitor
+                        rec["osd_error"] = f"{type(e).__name__}: {e}"[:200]
+                out.write(json.dumps(rec, separators=(",", ":")) + "\n")
                 prev_c, prev_d = c, d
 
     def stop(self) -> None:
@@ -134,7 +142,10 @@ class CpuAccount:
             if v is not None and p in self.pid0:
                 bench += v - self.pid0[p]
         outside = max(0.0, busy - bench)
-        return {"wall_s": round(wall, 3), "machine_busy_cpu_s": round(busy, 3),
+        c1 = cpu_times()["cpu"]
+        d = [a - b for a, b in zip(c1[:8], self.c0[:8])]
+        steal = d[7] / sum(d) if len(d) > 7 and sum(d) > 0 else 0.0
+        return {"steal_frac": round(steal, 4), "wall_s": round(wall, 3), "machine_busy_cpu_s": round(busy, 3),
                 "benchmark_cpu_s": round(bench, 3), "outside_cpu_s": round(outside, 3),
                 "outside_cpu_frac": round(outside / wall, 4) if wall > 0 else 0.0,
                 "ncpu": os.cpu_count() or 1}

@@ -26,6 +26,8 @@ from . import campaign as cp
 from .cluster import Cluster, ClusterError
 from .config import OSD_SHARDS, RECORDED_KEYS, arm_settings, base_settings, check_applied
 from .monitor import CpuAccount, SysMon
+from .opqueue import OsdProbe
+from .throttle import Throttle, ThrottleError
 
 HERE = Path(__file__).parent
 
@@ -115,6 +117,9 @@ class Runner:
         # mClock's res/lim are per op shard: the shard count the OSDs will run with
         self.shards = int(self.base.get("osd_op_num_shards", OSD_SHARDS))
         self.applied_scenario_keys: set[str] = set()
+        self.throttle: Throttle | None = None  # set at bring-up when the campaign has ``throttle``
+        #: a run whose machine steal time exceeds this share of its CPU time is flagged (not redone)
+        self.steal_flag = float(doc.get("steal_flag_frac", 0.05))
 
     # ------------------------------------------------------------------ cluster lifetime
     def bring_up(self) -> None:
@@ -139,6 +144,15 @@ class Runner:
                                    "--size", str(kib << 10)))
             self.log(f"scrub pool: {n} × {kib} KiB objects in {out['seconds']:.0f} s")
         cl.wait_clean()
+        if self.doc.get("client_config"):
+            # e.g. rbd_cache false: fio's rbd engine would otherwise absorb writes in librbd's cache
+            cl.config_set("client", self.doc["client_config"])
+        th = self.doc.get("throttle")
+        if th:
+            # the limit goes on the disk holding the OSDs' BlueStore files; pools were filled before
+            # it applies (bring-up fills are not measured), each run attaches the OSDs again
+            self.throttle = Throttle.for_path(cl.dir / "osd", int(th["read_iops"]), int(th["write_iops"]))
+            self.log(f"per-OSD IO limits: {self.throttle.record()}")
         self.cluster_facts = {"fsid": cl.fsid, "brought_up": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                               "versions": cl.ceph("versions", fmt_json=True)}
 
@@ -217,6 +231,20 @@ class Runner:
             facts["recovery"] = {"victim": f"osd.{victim}", "objects": n, "object_B": kib << 10,
                                  "fill_s": a["seconds"], "pg_states_before": cl.pg_states()}
         return facts
+
+    def pg_primaries(self) -> dict[str, dict[str, int]]:
+        """PGs per acting primary OSD, per pool: with per-OSD limits the primary of the most PGs of a
+        pool sets the pace of its scrub or trim."""
+        pgs = self.cl.ceph("pg", "dump", "pgs_brief", fmt_json=True, timeout=60)
+        stats = pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else (pgs or [])
+        pools = {str(d["poolnum"]): d["poolname"] for d in self.cl.ceph("osd", "lspools", fmt_json=True)}
+        out: dict[str, dict[str, int]] = {}
+        for s in stats:
+            pool = pools.get(s["pgid"].split(".")[0], s["pgid"].split(".")[0])
+            osd = f"osd.{s.get('acting_primary', s.get('up_primary'))}"
+            out.setdefault(pool, {}).setdefault(osd, 0)
+            out[pool][osd] += 1
+        return {p: dict(sorted(v.items())) for p, v in sorted(out.items())}
 
     def trigger(self, op: str, poller: Poller) -> float:
         if op == "deep_scrub":
@@ -310,7 +338,8 @@ class Runner:
     def _one(self, run: cp.Run, sc: dict[str, Any], stage: Path, bg: list[str]) -> dict[str, Any]:
         cl = self.cl
         info: dict[str, Any] = {"campaign": run.campaign, "scenario": run.scenario, "arm": run.arm,
-                                "repeat": run.repeat, "plan_order": run.order, "origin": "measured"}
+                                "repeat": run.repeat, "plan_order": run.order, "origin": "measured",
+                                "forced": bool(getattr(self, "forced", False))}
         arm = self.doc["arms"][run.arm]
         info["scheduler"] = arm["osd_op_queue"]
         info["profile"] = arm.get("osd_mclock_profile")
@@ -320,12 +349,21 @@ class Runner:
         info["osd_restart_s"] = round(restart_s, 1)
         info["osd_config"] = {"requested": want, **self.verify(want, stage)}
         info["prepare"] = self.prepare(sc, stage)
+        if self.throttle is not None:
+            # restarted OSDs (and a recovery victim) are new PIDs in the root group: attach every OSD,
+            # then every thread must be in its OSD's cgroup, or the run fails here
+            try:
+                threads = self.throttle.attach_all(cl.pids())
+            except ThrottleError as e:
+                raise ClusterError(f"per-OSD IO limits not in force: {e}") from None
+            info["throttle"] = {**self.throttle.record(), "threads_checked": threads}
+        info["pg_primaries"] = self.pg_primaries()
         acct = CpuAccount()
         acct.track(list(cl.pids().values()))
         poller = Poller(cl, stage / "timeline.jsonl")
         self._children.append(poller)
         acct.track([poller.p.pid])
-        mon = SysMon(stage / "sysutil.jsonl")
+        mon = SysMon(stage / "sysutil.jsonl", probe=OsdProbe(cl.dir / "run", cl.pids))
         mon.start()
         self._children.append(mon)
         time.sleep(2.0)  # a couple of timeline samples before client IO
@@ -348,6 +386,11 @@ class Runner:
                 anchors[f"{op}_unix"] = self.trigger(op, poller)
         rc = fio.wait()
         anchors["fio_exit_unix"] = poller.mark("fio_end")
+        if self.throttle is not None:
+            try:
+                self.throttle.check_all(cl.pids())
+            except ThrottleError as e:
+                raise ClusterError(f"per-OSD IO limits lost during the run: {e}") from None
         if rc != 0:
             raise ClusterError(f"fio exited {rc}: {(stage / 'fio.stderr').read_text()[-500:]}")
         max_wait = float(sc.get("max_wait_after_fio_s", self.doc.get("max_wait_after_fio_s", 300)))
@@ -366,6 +409,7 @@ class Runner:
         poller.close()
         mon.stop()
         info["cpu"] = acct.result(list(cl.pids().values()))
+        info["steal_flagged"] = info["cpu"]["steal_frac"] > self.steal_flag
         info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
         with open(cl.dir / "log" / "cluster.log", "rb") as f:
             f.seek(log_pos)

@@ -1,0 +1,356 @@
+"""The pilot gate of a QoS campaign: can the effect under study appear here, and how many repeats does it
+need?  Input: the tidy tables of a pilot campaign (``capture.ceph pilot``: per scenario its two most
+different arms once, plus a no-operation baseline run of each queue/profile they use), read from the
+capture's ``run.json``, fio 3.33 json+ and 1 s logs, the ``ceph-pg-timeline`` and the 1 Hz ``sysutil``
+log with the per-OSD op-queue probe (``capture/ceph/opqueue.py``).
+
+Clock: the timeline's (t = 0 at fio's spawn).  fio's log rows are moved onto it by the run's
+``fio_t0_after_spawn_s``, the sysutil samples by the difference of the two files' ``t0_unix``.
+
+Per run (:func:`run_facts`), for the scenario's main operation (:data:`MAIN_OP`):
+
+- ``op_start`` (s), ``op_duration`` (s, NaN when it had not ended when the timeline stopped),
+  ``client_end`` (s, fio's last log window), ``ended_in_client`` (start + duration ≤ client_end);
+  the run's *window* is [start, start + duration] if it ended within the client run, else
+  [start, client_end];
+- ``op_rate`` (objects/s over the window, from the timeline series: scrub = objects of the scrubbed
+  pool whose deep scrub completed; snaptrim = clone objects removed from the ``snap`` pool; recovery =
+  degraded + misplaced objects recovered, all pools) — defined for unfinished operations too, so slow
+  arms are measured by their progress in the fixed client window;
+- ``client_iops`` (mean of fio's 1 s IOPS windows inside the window, directions summed);
+- ``queue_per_osd`` (median over the window's samples of the ops ``queued for pg`` summed over OSDs
+  ÷ the number of OSDs) and ``queue_max_osd`` (median of the largest OSD's count: with per-OSD
+  limits the primary of the most PGs holds most of the queue and sets the pace);
+- ``cpu_busy`` (machine busy fraction, mean over the window and both CPUs), ``steal`` likewise;
+- a baseline run (no operation): the same over its client run after ``warmup_s``.
+
+Gate per scenario (:func:`gate`; thresholds in :data:`THRESHOLDS`, the issue's): the operation lasts
+≥ 60 s (and ≤ 150 s) under the fastest arm and ends within the client run; the queue holds ≥ 8 ops
+per OSD in every arm; the machine's CPU is ≤ 60 % busy in every arm; client IOPS during the operation
+fall by ≥ 5 % against the same queue/profile's no-operation baseline in at least one arm (client and
+background work compete for one budget).  Repeats (:func:`repeats_needed`): the between-arm difference
+of the pilot on log scale over the within-arm spread of repeats (log SD, pooled over arms) of the
+shipped campaign's same scenario and metric, two-sided two-sample t-test at α 0.05, power 0.8
+(conservative for the campaign's repeat-blocked comparison when repeats correlate), at least
+``min_repeats``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..labels import str_eq
+from .consistency import _n_per_arm
+
+RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
+#: scenario → (main operation, timeline metric prefix); the issue's scenarios
+MAIN_OP = {"scrub": "scrub", "recovery_scrub": "scrub", "snaptrim": "snaptrim",
+           "snaptrim_recovery": "snaptrim", "recovery": "recovery"}
+#: campaign YAML background op name → timeline prefix
+OP_OF_BACKGROUND = {"deep_scrub": "scrub", "snaptrim": "snaptrim", "recovery": "recovery"}
+THRESHOLDS = {"min_duration_s": 60.0, "max_duration_s": 150.0, "min_queue_per_osd": 8.0,
+              "max_cpu_busy": 0.60, "min_client_drop": 0.05}
+#: the pool key of the campaign YAML that sets each operation's amount of work, and objects per unit
+POOL_KEY = {"scrub": "scrub_objects", "snaptrim": "snap_objects", "recovery": "recovery_objects"}
+TARGET_S = 105.0  # the middle of 60–150 s
+
+
+def main_op(scenario: str, background: Iterable[str] = ()) -> str | None:
+    """The operation a scenario is about (its window defines 'during')."""
+    if scenario in MAIN_OP:
+        return MAIN_OP[scenario]
+    bg = [OP_OF_BACKGROUND.get(b, b) for b in background]
+    return bg[0] if bg else None
+
+
+def _t0(files: pd.DataFrame, kind: str) -> pd.DataFrame:
+    f = files[str_eq(files["kind"], kind)]
+    t0 = [json.loads(m).get("t0_unix") if isinstance(m, str) else np.nan for m in f["meta_json"]]
+    out = f[RUN_KEYS].astype(str).assign(t0=pd.to_numeric(pd.Series(t0, index=f.index), errors="coerce"))
+    return out
+
+
+def _keyed(df: pd.DataFrame) -> pd.DataFrame:
+    return df.assign(**{k: df[k].astype(str) for k in RUN_KEYS})
+
+
+def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
+              warmup_s: float = 10.0) -> pd.DataFrame:
+    """One row per run: the facts the gate reads (module docstring), plus ``scheduler``/``profile``."""
+    s = _keyed(summary.dropna(subset=RUN_KEYS))
+    se = _keyed(series.dropna(subset=RUN_KEYS))
+    runs = s[RUN_KEYS + [c for c in ("scheduler", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
+    runs = runs.replace({"nan": "", "<NA>": "", "None": ""})
+    # clocks: sysutil offset onto the timeline's t = 0
+    tl0 = _t0(files, "ceph-pg-timeline").rename(columns={"t0": "tl_t0"})
+    su0 = _t0(files, "sysutil").rename(columns={"t0": "su_t0"})
+    off = tl0.merge(su0, on=RUN_KEYS, how="outer")
+    off["su_offset"] = off["su_t0"] - off["tl_t0"]
+    runs = runs.merge(off[RUN_KEYS + ["su_offset"]], on=RUN_KEYS, how="left")
+    # fio: 1 s IOPS windows on the timeline's clock, directions summed per second
+    io = se[str_eq(se["kind"], "fio-log") & str_eq(se["metric"], "iops")]
+    t_fio = io["t_s"] + pd.to_numeric(io["fio_t0_after_spawn_s"].astype(str), errors="coerce").fillna(0.0)
+    io = pd.DataFrame({**{k: io[k] for k in RUN_KEYS}, "t": t_fio.round(0), "v": io["value"]})
+    io = io.groupby(RUN_KEYS + ["t"], observed=True)["v"].sum().reset_index()
+    runs = runs.merge(io.groupby(RUN_KEYS)["t"].max().rename("client_end").reset_index(), on=RUN_KEYS, how="left")
+    # the operation's start and duration
+    runs["op"] = [main_op(sc) for sc in runs["scenario"]]
+    tl = s[str_eq(s["kind"], "ceph-pg-timeline")]
+    piv = tl.pivot_table(index=RUN_KEYS, columns="metric", values="value", aggfunc="max", observed=True)
+    start = np.full(len(runs), np.nan)
+    dur = np.full(len(runs), np.nan)
+    for i, (key, op) in enumerate(zip(runs[RUN_KEYS].itertuples(index=False, name=None), runs["op"])):
+        if op is None or key not in piv.index:
+            continue
+        row = piv.loc[key]
+        start[i] = row.get(f"{op}_start", np.nan)
+        dur[i] = row.get(f"{op}_duration", np.nan)
+    runs["op_start"], runs["op_duration"] = start, dur
+    runs["ended_in_client"] = (runs["op_start"] + runs["op_duration"]) <= runs["client_end"] + 1.0
+    w_lo = np.where(runs["op"].notna(), runs["op_start"], warmup_s)
+    w_hi = np.where(runs["ended_in_client"], runs["op_start"] + runs["op_duration"], runs["client_end"])
+    runs["win_lo"], runs["win_hi"] = w_lo, w_hi
+    win = runs[RUN_KEYS + ["win_lo", "win_hi", "su_offset", "op"]]
+
+    def inside(df: pd.DataFrame, t: pd.Series) -> pd.DataFrame:
+        m = df.assign(_t=t.to_numpy()).merge(win, on=RUN_KEYS, how="inner")
+        return m[(m["_t"] >= m["win_lo"]) & (m["_t"] <= m["win_hi"])]
+
+    ci = inside(io, io["t"])
+    runs = runs.merge(ci.groupby(RUN_KEYS)["v"].mean().rename("client_iops").reset_index(), on=RUN_KEYS, how="left")
+    # sysutil: machine CPU, steal, per-OSD queue
+    su = se[str_eq(se["kind"], "sysutil")]
+    su = su[su["metric"].isin(["cpu_busy", "cpu_steal", "osd_queued"])]
+    su = pd.DataFrame({**{k: su[k] for k in RUN_KEYS}, "metric": su["metric"].astype(str),
+                       "job": su["job"].astype(str), "t_s": su["t_s"], "v": su["value"]})
+    su = su.merge(win[RUN_KEYS + ["su_offset"]], on=RUN_KEYS, how="inner")
+    su = inside(su.drop(columns="su_offset"), su["t_s"] + su["su_offset"].fillna(0.0))
+    g = su.groupby(RUN_KEYS + ["metric", "_t"], observed=True)["v"]
+    per_t = pd.DataFrame({"mean": g.mean(), "sum": g.sum(min_count=1), "max": g.max(),
+                          "n": g.count()}).reset_index()
+    cpu = per_t[per_t["metric"] == "cpu_busy"].groupby(RUN_KEYS)["mean"].mean().rename("cpu_busy")
+    steal = per_t[per_t["metric"] == "cpu_steal"].groupby(RUN_KEYS)["mean"].mean().rename("steal")
+    q = per_t[per_t["metric"] == "osd_queued"]
+    q = q.assign(per_osd=q["sum"] / q["n"])
+    qq = q.groupby(RUN_KEYS).agg(queue_per_osd=("per_osd", "median"), queue_max_osd=("max", "median"))
+    for part in (cpu, steal, qq):
+        runs = runs.merge(part.reset_index(), on=RUN_KEYS, how="left")
+    runs["op_rate"] = _op_rates(se, runs)
+    return runs
+
+
+def _op_rates(se: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
+    """Objects per second the operation got through in the run's window (module docstring)."""
+    tl = se[str_eq(se["kind"], "ceph-pg-timeline")]
+    out = np.full(len(runs), np.nan)
+    for i, r in enumerate(runs.itertuples(index=False)):
+        if r.op is None or not np.isfinite(r.op_start) or not np.isfinite(r.win_hi):
+            continue
+        m = tl[(tl["campaign"] == r.campaign) & (tl["scenario"] == r.scenario) & (tl["arm"] == r.arm)
+               & (tl["repeat"] == r.repeat)]
+        if r.op == "scrub":
+            m = m[m["metric"] == "objects_scrubbed"]
+            sign = 1.0
+        elif r.op == "snaptrim":
+            m = m[(m["metric"] == "objects") & (m["job"].astype(str) == "snap")]
+            sign = -1.0
+        else:
+            m = m[m["metric"].isin(["objects_degraded", "objects_misplaced"])]
+            sign = -1.0
+        v = m.groupby("t_s")["value"].sum().sort_index()
+        before = v[v.index <= r.op_start]
+        after = v[v.index <= r.win_hi]
+        if after.empty:
+            continue
+        v0 = before.iloc[-1] if not before.empty else (0.0 if r.op == "scrub" else v.iloc[0])
+        elapsed = r.win_hi - r.op_start
+        if elapsed > 0:
+            out[i] = max(0.0, sign * (after.iloc[-1] - v0)) / elapsed
+    return out
+
+
+def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
+    """Each run's no-operation client IOPS: the baseline scenario's run with the same queue/profile."""
+    b = facts[facts["scenario"] == baseline]
+    key = lambda d: d["scheduler"].astype(str) + "|" + d["profile"].astype(str)
+    ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
+    ref = ref[~ref.index.duplicated()]
+    return key(facts).map(ref)
+
+
+def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None,
+         baseline: str = "baseline") -> dict[str, dict[str, Any]]:
+    """Go / no-go per scenario with each check's value, threshold and verdict, and the reasons."""
+    th = {**THRESHOLDS, **(thresholds or {})}
+    f = facts.copy()
+    f["baseline_iops"] = _baseline_for(f, baseline)
+    f["client_drop"] = 1.0 - f["client_iops"] / f["baseline_iops"]
+    out: dict[str, dict[str, Any]] = {}
+    for scen, d in f.groupby("scenario", sort=True):
+        checks: dict[str, dict[str, Any]] = {}
+
+        def check(name: str, value: float, ok: bool, threshold: str) -> None:
+            checks[name] = {"value": None if not np.isfinite(value) else round(float(value), 4),
+                            "threshold": threshold, "ok": bool(ok)}
+
+        qmin, cmax = d["queue_per_osd"].min(), d["cpu_busy"].max()
+        check("queue_per_osd_min_arm", qmin, np.isfinite(qmin) and qmin >= th["min_queue_per_osd"],
+              f">= {th['min_queue_per_osd']:g} ops queued per OSD (median over the window) in every arm")
+        check("cpu_busy_max_arm", cmax, np.isfinite(cmax) and cmax <= th["max_cpu_busy"],
+              f"<= {th['max_cpu_busy']:g} machine CPU busy in every arm")
+        if scen != baseline:
+            done = d[d["ended_in_client"] & d["op_duration"].notna()]
+            fastest = done["op_duration"].min() if not done.empty else np.nan
+            check("fastest_duration_s", fastest,
+                  np.isfinite(fastest) and th["min_duration_s"] <= fastest <= th["max_duration_s"],
+                  f"{th['min_duration_s']:g}–{th['max_duration_s']:g} s under the fastest arm, ended within "
+                  "the client run")
+            drop = d["client_drop"].max()
+            check("client_drop_max_arm", drop, np.isfinite(drop) and drop >= th["min_client_drop"],
+                  f">= {th['min_client_drop']:.0%} client IOPS drop vs the same queue/profile's baseline "
+                  "in at least one arm")
+        arms = {a: {k: (None if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v)) else
+                        round(float(v), 4)) if not isinstance(v, (bool, np.bool_, str)) else
+                    (bool(v) if isinstance(v, (bool, np.bool_)) else v)
+                    for k, v in r.items()}
+                for a, r in d.set_index("arm")[["op", "op_start", "op_duration", "ended_in_client", "op_rate",
+                                                "client_iops", "baseline_iops", "client_drop", "queue_per_osd",
+                                                "queue_max_osd", "cpu_busy", "steal"]].iterrows()}
+        go = all(c["ok"] for c in checks.values())
+        out[str(scen)] = {"go": go, "checks": checks, "arms": arms,
+                          "reasons": [f"{k}: {c['value']} (needs {c['threshold']})"
+                                      for k, c in checks.items() if not c["ok"]]}
+    return out
+
+
+def spread(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Within-arm spread of repeats on log scale: per (scenario, metric), the pooled SD over arms of
+    log values (each arm's sample variance, ddof 1, weighted by its degrees of freedom) and ``n_runs``.
+    ``metrics``: ``scenario, arm, repeat, metric, value`` (e.g. :func:`shipped_metrics`)."""
+    m = metrics[np.isfinite(metrics["value"]) & (metrics["value"] > 0)]
+    m = m.assign(lv=np.log(m["value"]))
+    g = m.groupby(["scenario", "metric", "arm"], observed=True)["lv"].agg(["var", "count"]).reset_index()
+    g = g[g["count"] >= 2]
+    g["ss"] = g["var"] * (g["count"] - 1)
+    g["df"] = g["count"] - 1
+    p = g.groupby(["scenario", "metric"], observed=True)[["ss", "df", "count"]].sum()
+    return pd.DataFrame({"sd_log": np.sqrt(p["ss"] / p["df"]), "n_runs": p["count"]}).reset_index()
+
+
+def shipped_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) -> pd.DataFrame:
+    """A finished campaign's per-run ``op_rate`` (objects/s of the scenario's main operation, from the
+    timeline summary) and ``client_iops`` (during the operation; the whole run for baseline), in the
+    long layout :func:`spread` reads."""
+    from .qos_derived import run_metrics
+    m = run_metrics(summary, series, campaign)
+    rate = {"scrub": "scrub_rate_objects", "snaptrim": "snaptrim_rate", "recovery": "recovery_rate"}
+    s = summary[str_eq(summary["campaign"], campaign) & str_eq(summary["kind"], "ceph-pg-timeline")]
+    rows = []
+    for scen, op in MAIN_OP.items():
+        r = s[str_eq(s["scenario"], scen) & str_eq(s["metric"], rate[op])]
+        rows.append(pd.DataFrame({"scenario": scen, "arm": r["arm"].astype(str), "repeat": r["repeat"].astype(str),
+                                  "metric": "op_rate", "value": r["value"].to_numpy(float)}))
+    ci = m[((m["metric"] == "client_iops_during") & (m["scenario"] != "baseline"))
+           | ((m["metric"] == "client_iops") & (m["scenario"] == "baseline"))]
+    rows.append(pd.DataFrame({"scenario": ci["scenario"].astype(str), "arm": ci["arm"].astype(str),
+                              "repeat": ci["repeat"].astype(str), "metric": "client_iops",
+                              "value": ci["value"].to_numpy(float)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def repeats_needed(facts: pd.DataFrame, spread_table: pd.DataFrame, min_repeats: int = 3,
+                   alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+    """Per (scenario, metric): the pilot's two arms' values, ``log_diff`` = |log a − log b|, the shipped
+    spread ``sd_log``, ``effect_size`` = log_diff / sd_log, ``n_per_arm`` (power ``power`` at ``alpha``)
+    and ``repeats`` = max(min_repeats, n_per_arm) (``min_repeats`` where the spread is unknown)."""
+    rows = []
+    sd = spread_table.set_index(["scenario", "metric"])["sd_log"]
+    for scen, d in facts.groupby("scenario", sort=True):
+        for metric in ("op_rate", "client_iops"):
+            v = d[["arm", metric]].dropna()
+            v = v[v[metric] > 0]
+            if len(v) != 2:
+                continue
+            (a1, x1), (a2, x2) = v.itertuples(index=False, name=None)
+            s = float(sd.get((scen, metric), np.nan))
+            diff = abs(math.log(x1) - math.log(x2))
+            rows.append({"scenario": scen, "metric": metric, "arm_a": a1, "value_a": x1, "arm_b": a2,
+                         "value_b": x2, "log_diff": diff, "sd_log": s,
+                         "effect_size": diff / s if np.isfinite(s) and s > 0 else np.nan})
+    out = pd.DataFrame(rows, columns=["scenario", "metric", "arm_a", "value_a", "arm_b", "value_b",
+                                      "log_diff", "sd_log", "effect_size"])
+    n = _n_per_arm(out["effect_size"].to_numpy(float), alpha, power) if len(out) else np.array([])
+    out["n_per_arm"] = n
+    out["repeats"] = np.where(np.isfinite(n), np.maximum(n, min_repeats), min_repeats).astype(int)
+    return out
+
+
+def calibration(facts: pd.DataFrame, pools: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per operation: the fastest arm's rate (objects/s, over all scenarios where the operation is the
+    main one) and the pool size that would make it last :data:`TARGET_S` s (snapshot pools: the clones
+    are ``snap_overwrite`` of the objects)."""
+    out: dict[str, dict[str, Any]] = {}
+    for op, d in facts[facts["op"].notna()].groupby("op"):
+        rate = d["op_rate"].max()
+        if not np.isfinite(rate) or rate <= 0:
+            continue
+        objects = rate * TARGET_S
+        key = POOL_KEY[op]
+        if op == "snaptrim":
+            objects /= float(pools.get("snap_overwrite", 0.8))
+        now = pools.get(key)
+        out[op] = {"fastest_rate_objects_s": round(float(rate), 2), "pool_key": key, "now": now,
+                   "for_target_s": TARGET_S, "suggested": int(round(objects, -2)) or 100,
+                   "fastest_arm": str(d.loc[d["op_rate"].idxmax(), "scenario"]) + "/" +
+                   str(d.loc[d["op_rate"].idxmax(), "arm"])}
+    return out
+
+
+def machine_time(facts: pd.DataFrame, runs_per_scenario: dict[str, int], sitting_overhead_s: float = 300.0,
+                 sitting_s: float = 110 * 60) -> dict[str, Any]:
+    """The campaign's machine time from the pilot's measured run durations (``duration_s``, s, from
+    run.json: OSD restart, preparation, client run, waiting): per scenario the mean pilot run × the
+    campaign's runs of it, plus per sitting of at most ``sitting_s`` a bring-up and warm-up run."""
+    per = pd.to_numeric(facts["duration_s"], errors="coerce").groupby(facts["scenario"]).mean()
+    total, parts = 0.0, {}
+    for scen, n in runs_per_scenario.items():
+        d = float(per.get(scen, per.mean()))
+        parts[scen] = {"runs": int(n), "mean_run_s": round(d, 1), "s": round(d * n, 1)}
+        total += d * n
+    sittings = max(1, math.ceil(total / sitting_s))
+    total += sittings * sitting_overhead_s
+    return {"total_s": round(total, 1), "total_h": round(total / 3600, 2), "sittings": sittings,
+            "per_scenario": parts, "note": f"{sitting_overhead_s:g} s of bring-up and warm-up per sitting "
+                                           f"of ≤ {sitting_s / 60:g} min"}
+
+
+def evaluate(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, campaign_doc: dict[str, Any],
+             spread_table: pd.DataFrame, runs_per_scenario: dict[str, int],
+             runs_per_scenario_recommended: dict[str, int] | None = None) -> dict[str, Any]:
+    """The whole pilot verdict (what ``python -m analysis pilot`` writes as pilot.json)."""
+    facts = run_facts(files, summary, series)
+    if "duration_s" in summary:
+        d = _keyed(summary.dropna(subset=RUN_KEYS))[RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(RUN_KEYS)
+        facts = facts.merge(d, on=RUN_KEYS, how="left")
+    verdict = gate(facts)
+    reps = repeats_needed(facts, spread_table, int(campaign_doc.get("min_repeats", 3)))
+    for scen, v in verdict.items():
+        r = reps[reps["scenario"] == scen]
+        v["power"] = json.loads(r.drop(columns="scenario").to_json(orient="records"))
+        v["repeats_recommended"] = int(r["repeats"].max()) if len(r) else int(campaign_doc.get("min_repeats", 3))
+        v["repeats_planned"] = int((campaign_doc["scenarios"][scen].get("repeats")
+                                    or campaign_doc.get("repeats", 3)) if scen in campaign_doc["scenarios"] else 0)
+    out = {"campaign": campaign_doc["campaign"], "pilot_campaign": str(facts["campaign"].iloc[0]) if len(facts) else "",
+           "go": all(v["go"] for v in verdict.values()) and bool(verdict),
+           "thresholds": THRESHOLDS, "scenarios": verdict,
+           "calibration": calibration(facts, campaign_doc.get("pools") or {}),
+           "machine_time_planned": machine_time(facts, runs_per_scenario)}
+    if runs_per_scenario_recommended:
+        out["machine_time_recommended"] = machine_time(facts, runs_per_scenario_recommended)
+    out["method"] = __doc__.split("\n\n")[0].replace("\n", " ")
+    return out
