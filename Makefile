@@ -111,7 +111,7 @@ bench: .venv/.installed tools
 # are missing.  Run it alone on the machine (no tests, builds or helpers beside it); CI never does.
 CAPTURE_PY   ?= $(shell /usr/bin/python3 -c 'import yaml' 2>/dev/null && echo /usr/bin/python3 || echo $(PY))
 CAPTURE_ARGS ?=
-.PHONY: capture-smoke capture-qos capture-pilot
+.PHONY: capture-smoke capture-qos capture-pilot pilot-verdict
 # one short run per scenario, end to end (~8 min); output to a temp dir, not a data set
 capture-smoke:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-smoke needs root: sudo make capture-smoke"; exit 1; }
@@ -131,10 +131,16 @@ capture-qos:
 # the pilot of a campaign: two arms per scenario once after a discarded warm-up (data in
 # $(DATA)/ceph-qos/<campaign>-pilot), then the verdict: go / no-go per scenario, pool sizes for 60–150 s
 # operations, the repeats for power 0.8 and the campaign's machine time → <campaign>/pilot.json
+# A redesigned scenario is piloted again in a later round: PILOT_ARGS="--round 2 --scenarios scrub"; the
+# verdict reads every round and decides each scenario on its latest.
+PILOT_ARGS ?=
 capture-pilot: .venv/.installed
 	@[ "$$(id -u)" = 0 ] || { echo "capture-pilot needs root: sudo make capture-pilot CAMPAIGN=..."; exit 1; }
-	$(CAPTURE_PY) -m capture.ceph pilot $(CAMPAIGN) --out $(DATA)/ceph-qos $(CAPTURE_ARGS)
-	$(PY) -m analysis pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot --campaign-file $(CAMPAIGN) \
+	$(CAPTURE_PY) -m capture.ceph pilot $(CAMPAIGN) --out $(DATA)/ceph-qos $(PILOT_ARGS) $(CAPTURE_ARGS)
+	$(MAKE) --no-print-directory pilot-verdict
+# the verdict alone, from the pilot data already captured (no root, no Ceph)
+pilot-verdict: .venv/.installed
+	$(PY) -m analysis pilot $(sort $(wildcard $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot-r*)) --campaign-file $(CAMPAIGN) \
 	  --spread-from $(DATA)/ceph-qos/qos-2026 --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
 

@@ -158,13 +158,22 @@ def _pilot(a: argparse.Namespace) -> int:
     except cp.CampaignError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if not Path(a.pilot_dir).is_dir():
-        print(f"error: {a.pilot_dir}: no pilot data (run `python -m capture.ceph pilot` first)", file=sys.stderr)
+    dirs = [Path(d) for d in a.pilot_dir]
+    missing = [str(d) for d in dirs if not d.is_dir()]
+    if missing:
+        print(f"error: {', '.join(missing)}: no pilot data (run `python -m capture.ceph pilot` first)",
+              file=sys.stderr)
         return 2
-    res = ingest(a.pilot_dir, progress=False, jobs=_cores())
-    if res.summary.empty:
-        print(f"error: {a.pilot_dir}: no readable pilot runs", file=sys.stderr)
+    parts = [ingest(d, progress=False, jobs=_cores()) for d in dirs]
+    if any(p.summary.empty for p in parts):
+        print(f"error: {', '.join(str(d) for d, p in zip(dirs, parts) if p.summary.empty)}: no readable "
+              "pilot runs", file=sys.stderr)
         return 2
+    cat = lambda name: pd.concat([getattr(p, name).astype({c: str for c in ("campaign", "scenario", "arm",
+                                                                             "repeat", "kind", "metric", "job")
+                                                            if c in getattr(p, name)}) for p in parts],
+                                 ignore_index=True)
+    files, summary, series = cat("files"), cat("summary"), cat("series")
     if a.spread_from and Path(a.spread_from).is_dir():
         ref = ingest(a.spread_from, progress=False, jobs=_cores())
         camp = str(ref.summary["campaign"].dropna().astype(str).iloc[0])
@@ -173,15 +182,15 @@ def _pilot(a: argparse.Namespace) -> int:
     else:
         spread = pd.DataFrame(columns=["scenario", "metric", "sd_log", "n_runs"])
     planned = pd.Series([r.scenario for r in cp.plan(doc)]).value_counts().to_dict()
-    out = pl.evaluate(res.files, res.summary, res.series, doc, spread, planned)
+    out = pl.evaluate(files, summary, series, doc, spread, planned)
     rec = {s: int(v["repeats_recommended"]) for s, v in out["scenarios"].items()}
     doc_rec = json.loads(json.dumps(doc))
     for s, n in rec.items():
         if s in doc_rec["scenarios"]:
             doc_rec["scenarios"][s]["repeats"] = max(n, doc_rec["scenarios"][s].get("repeats", doc["repeats"]))
     out["machine_time_recommended"] = pl.machine_time(
-        pl.run_facts(res.files, res.summary, res.series).merge(
-            res.summary[pl.RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(pl.RUN_KEYS), on=pl.RUN_KEYS),
+        pl.run_facts(files, summary, series).merge(
+            summary[pl.RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(pl.RUN_KEYS), on=pl.RUN_KEYS),
         pd.Series([r.scenario for r in cp.plan(doc_rec)]).value_counts().to_dict())
     out["spread_from"] = json.loads(spread.to_json(orient="records"))
     dest = Path(a.out)
@@ -197,6 +206,8 @@ def _pilot(a: argparse.Namespace) -> int:
               + "; ".join(f"{k} {c['value']}" for k, c in v["checks"].items()))
         for why in v["reasons"]:
             print(f"{'':25s}{why}")
+        for note in v["notes"]:
+            print(f"{'':25s}note: {note}")
     for op, c in out["calibration"].items():
         print(f"calibration {op}: fastest {c['fastest_rate_objects_s']} objects/s ({c['fastest_arm']}): "
               f"{c['pool_key']} {c['now']} → {c['suggested']} for ~{c['for_target_s']:g} s")
@@ -255,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     c.set_defaults(fn=_claims)
     p = sub.add_parser("pilot", help="a campaign's pilot runs → go / no-go per scenario, pool sizes, repeats and "
                                      "machine time (analysis.stats.pilot) → pilot.json; exit 1 on no-go")
-    p.add_argument("pilot_dir", help="the pilot campaign's folder (<out>/<campaign>-pilot)")
+    p.add_argument("pilot_dir", nargs="+", help="the pilot rounds' folders (<out>/<campaign>-pilot[-rN]), "
+                                                "oldest first: each scenario is decided on its latest round")
     p.add_argument("--campaign-file", required=True, help="the campaign YAML the pilot is for")
     p.add_argument("--spread-from", default=None, help="a finished campaign's raw folder: within-arm spread")
     p.add_argument("--out", required=True, help="pilot.json to write (atomically)")

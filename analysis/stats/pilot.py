@@ -28,11 +28,20 @@ Gate per scenario (:func:`gate`; thresholds in :data:`THRESHOLDS`, the issue's):
 ≥ 60 s (and ≤ 150 s) under the fastest arm and ends within the client run; the queue holds ≥ 8 ops
 per OSD in every arm; the machine's CPU is ≤ 60 % busy in every arm; client IOPS during the operation
 fall by ≥ 5 % against the same queue/profile's no-operation baseline in at least one arm (client and
-background work compete for one budget).  Repeats (:func:`repeats_needed`): the between-arm difference
-of the pilot on log scale over the within-arm spread of repeats (log SD, pooled over arms) of the
-shipped campaign's same scenario and metric, two-sided two-sample t-test at α 0.05, power 0.8
-(conservative for the campaign's repeat-blocked comparison when repeats correlate), at least
-``min_repeats``.
+background work compete for one budget); and the two pilot arms differ enough to be told apart within
+``max_repeats`` repeats in at least one metric (else the effect cannot appear with these arms: choose
+others).  The baseline scenario has no operation: its queue and CPU figures are reported, not gating,
+and an arm above the CPU threshold is listed in ``notes``.
+
+Repeats (:func:`repeats_needed`): the campaign compares arms within a repeat block (arms shuffled per
+block), so the test is paired by block and its noise is the residual of log(value) ~ arm + repeat, not
+the raw spread of repeats (the shipped qos-2026 drifts between blocks: its repeat 1 is the lowest in 29
+of 31 cells).  :func:`spread` gives that residual SD (``sd_resid``) per scenario and metric of a finished
+campaign; the paired differences then have SD √2·sd_resid, and the repeats are those of a two-sided
+paired t-test at α 0.05 reaching power 0.8 for the pilot's log difference
+(:func:`analysis.stats.claims.repeats_needed`), at least ``min_repeats``.  Pilot rounds: a scenario
+redesigned after a no-go is piloted again in a new round (``<campaign>-pilot-r2`` …) with its own
+baselines; :func:`evaluate` takes every round and decides each scenario on its latest one.
 """
 
 from __future__ import annotations
@@ -45,7 +54,6 @@ import numpy as np
 import pandas as pd
 
 from ..labels import str_eq
-from .consistency import _n_per_arm
 
 RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
 #: scenario → (main operation, timeline metric prefix); the issue's scenarios
@@ -54,7 +62,7 @@ MAIN_OP = {"scrub": "scrub", "recovery_scrub": "scrub", "snaptrim": "snaptrim",
 #: campaign YAML background op name → timeline prefix
 OP_OF_BACKGROUND = {"deep_scrub": "scrub", "snaptrim": "snaptrim", "recovery": "recovery"}
 THRESHOLDS = {"min_duration_s": 60.0, "max_duration_s": 150.0, "min_queue_per_osd": 8.0,
-              "max_cpu_busy": 0.60, "min_client_drop": 0.05}
+              "max_cpu_busy": 0.60, "min_client_drop": 0.05, "max_repeats": 10}
 #: the pool key of the campaign YAML that sets each operation's amount of work, and objects per unit
 POOL_KEY = {"scrub": "scrub_objects", "snaptrim": "snap_objects", "recovery": "recovery_objects"}
 TARGET_S = 105.0  # the middle of 60–150 s
@@ -175,35 +183,52 @@ def _op_rates(se: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
 
 
 def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
-    """Each run's no-operation client IOPS: the baseline scenario's run with the same queue/profile."""
+    """Each run's no-operation client IOPS: the baseline scenario's run with the same queue/profile in
+    the same campaign (pilot round)."""
     b = facts[facts["scenario"] == baseline]
-    key = lambda d: d["scheduler"].astype(str) + "|" + d["profile"].astype(str)
+    key = lambda d: d["campaign"].astype(str) + "|" + d["scheduler"].astype(str) + "|" + d["profile"].astype(str)
     ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
     ref = ref[~ref.index.duplicated()]
     return key(facts).map(ref)
 
 
-def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None,
-         baseline: str = "baseline") -> dict[str, dict[str, Any]]:
-    """Go / no-go per scenario with each check's value, threshold and verdict, and the reasons."""
+def latest_round(facts: pd.DataFrame, rounds: list[str] | None = None) -> pd.DataFrame:
+    """Each scenario's rows from the last campaign (pilot round) in ``rounds`` order that has it."""
+    order = rounds or list(dict.fromkeys(facts["campaign"].astype(str)))
+    rank = facts["campaign"].astype(str).map({c: i for i, c in enumerate(order)})
+    last = rank.groupby(facts["scenario"]).transform("max")
+    return facts[rank == last]
+
+
+def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None, baseline: str = "baseline",
+         power_table: pd.DataFrame | None = None, rounds: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Go / no-go per scenario (its latest round) with each check's value, threshold and verdict, the
+    reasons, and per arm the facts; ``power_table`` (:func:`repeats_needed`) adds the arms-differ check."""
     th = {**THRESHOLDS, **(thresholds or {})}
     f = facts.copy()
     f["baseline_iops"] = _baseline_for(f, baseline)
     f["client_drop"] = 1.0 - f["client_iops"] / f["baseline_iops"]
+    f = latest_round(f, rounds)
     out: dict[str, dict[str, Any]] = {}
     for scen, d in f.groupby("scenario", sort=True):
         checks: dict[str, dict[str, Any]] = {}
+        notes: list[str] = []
 
-        def check(name: str, value: float, ok: bool, threshold: str) -> None:
+        def check(name: str, value: float, ok: bool, threshold: str, gating: bool = True) -> None:
             checks[name] = {"value": None if not np.isfinite(value) else round(float(value), 4),
-                            "threshold": threshold, "ok": bool(ok)}
+                            "threshold": threshold, "ok": bool(ok), "gating": gating}
 
         qmin, cmax = d["queue_per_osd"].min(), d["cpu_busy"].max()
+        is_op = scen != baseline
         check("queue_per_osd_min_arm", qmin, np.isfinite(qmin) and qmin >= th["min_queue_per_osd"],
-              f">= {th['min_queue_per_osd']:g} ops queued per OSD (median over the window) in every arm")
+              f">= {th['min_queue_per_osd']:g} ops queued per OSD (median over the window) in every arm", is_op)
         check("cpu_busy_max_arm", cmax, np.isfinite(cmax) and cmax <= th["max_cpu_busy"],
-              f"<= {th['max_cpu_busy']:g} machine CPU busy in every arm")
-        if scen != baseline:
+              f"<= {th['max_cpu_busy']:g} machine CPU busy in every arm", is_op)
+        for r in d[d["cpu_busy"] > th["max_cpu_busy"]].itertuples(index=False):
+            notes.append(f"{r.arm}: machine CPU {r.cpu_busy:.2f} busy at {r.client_iops:.0f} client IOPS "
+                         f"(lowest arm here: {d['cpu_busy'].min():.2f} at "
+                         f"{d.loc[d['cpu_busy'].idxmin(), 'client_iops']:.0f})")
+        if is_op:
             done = d[d["ended_in_client"] & d["op_duration"].notna()]
             fastest = done["op_duration"].min() if not done.empty else np.nan
             check("fastest_duration_s", fastest,
@@ -214,6 +239,11 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None,
             check("client_drop_max_arm", drop, np.isfinite(drop) and drop >= th["min_client_drop"],
                   f">= {th['min_client_drop']:.0%} client IOPS drop vs the same queue/profile's baseline "
                   "in at least one arm")
+            if power_table is not None:
+                pt = power_table[power_table["scenario"] == scen]
+                best = pt["n_pairs"].min() if len(pt) else np.nan
+                check("repeats_to_decide_min_metric", best, np.isfinite(best) and best <= th["max_repeats"],
+                      f"<= {th['max_repeats']:g} repeats decide at least one metric between the pilot arms")
         arms = {a: {k: (None if not (isinstance(v, (int, float, np.floating)) and np.isfinite(v)) else
                         round(float(v), 4)) if not isinstance(v, (bool, np.bool_, str)) else
                     (bool(v) if isinstance(v, (bool, np.bool_)) else v)
@@ -221,25 +251,37 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None,
                 for a, r in d.set_index("arm")[["op", "op_start", "op_duration", "ended_in_client", "op_rate",
                                                 "client_iops", "baseline_iops", "client_drop", "queue_per_osd",
                                                 "queue_max_osd", "cpu_busy", "steal"]].iterrows()}
-        go = all(c["ok"] for c in checks.values())
-        out[str(scen)] = {"go": go, "checks": checks, "arms": arms,
+        go = all(c["ok"] for c in checks.values() if c["gating"])
+        out[str(scen)] = {"go": go, "round": str(d["campaign"].iloc[0]), "checks": checks, "arms": arms,
                           "reasons": [f"{k}: {c['value']} (needs {c['threshold']})"
-                                      for k, c in checks.items() if not c["ok"]]}
+                                      for k, c in checks.items() if not c["ok"] and c["gating"]],
+                          "notes": notes}
     return out
 
 
 def spread(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Within-arm spread of repeats on log scale: per (scenario, metric), the pooled SD over arms of
-    log values (each arm's sample variance, ddof 1, weighted by its degrees of freedom) and ``n_runs``.
+    """Spread of repeats on log scale per (scenario, metric) of a finished campaign: ``sd_log`` = the
+    within-arm SD pooled over arms (ddof 1), and ``sd_resid`` = the residual SD of the additive model
+    log(value) ~ arm + repeat over the complete arm × repeat table (repeats that every arm has;
+    df = (arms − 1)(repeats − 1)), the noise of a comparison within repeat blocks; ``n_runs``.
     ``metrics``: ``scenario, arm, repeat, metric, value`` (e.g. :func:`shipped_metrics`)."""
     m = metrics[np.isfinite(metrics["value"]) & (metrics["value"] > 0)]
     m = m.assign(lv=np.log(m["value"]))
-    g = m.groupby(["scenario", "metric", "arm"], observed=True)["lv"].agg(["var", "count"]).reset_index()
-    g = g[g["count"] >= 2]
-    g["ss"] = g["var"] * (g["count"] - 1)
-    g["df"] = g["count"] - 1
-    p = g.groupby(["scenario", "metric"], observed=True)[["ss", "df", "count"]].sum()
-    return pd.DataFrame({"sd_log": np.sqrt(p["ss"] / p["df"]), "n_runs": p["count"]}).reset_index()
+    rows = []
+    for (scen, metric), d in m.groupby(["scenario", "metric"], observed=True, sort=True):
+        g = d.groupby("arm")["lv"].agg(["var", "count"])
+        g = g[g["count"] >= 2]
+        sd_log = math.sqrt((g["var"] * (g["count"] - 1)).sum() / (g["count"] - 1).sum()) if len(g) else np.nan
+        t = d.pivot_table(index="repeat", columns="arm", values="lv", aggfunc="mean").dropna()
+        a, r = t.shape[1], t.shape[0]
+        sd_resid = np.nan
+        if a >= 2 and r >= 2:
+            x = t.to_numpy()
+            res = x - x.mean(axis=1, keepdims=True) - x.mean(axis=0, keepdims=True) + x.mean()
+            sd_resid = math.sqrt((res ** 2).sum() / ((a - 1) * (r - 1)))
+        rows.append({"scenario": scen, "metric": metric, "sd_log": sd_log, "sd_resid": sd_resid,
+                     "n_runs": len(d)})
+    return pd.DataFrame(rows, columns=["scenario", "metric", "sd_log", "sd_resid", "n_runs"])
 
 
 def shipped_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) -> pd.DataFrame:
@@ -264,13 +306,16 @@ def shipped_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) 
 
 
 def repeats_needed(facts: pd.DataFrame, spread_table: pd.DataFrame, min_repeats: int = 3,
-                   alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
-    """Per (scenario, metric): the pilot's two arms' values, ``log_diff`` = |log a − log b|, the shipped
-    spread ``sd_log``, ``effect_size`` = log_diff / sd_log, ``n_per_arm`` (power ``power`` at ``alpha``)
-    and ``repeats`` = max(min_repeats, n_per_arm) (``min_repeats`` where the spread is unknown)."""
+                   alpha: float = 0.05, power: float = 0.8, rounds: list[str] | None = None) -> pd.DataFrame:
+    """Per (scenario, metric) of each scenario's latest round: the pilot's two arms' values, ``log_diff``
+    = |log a − log b|, the shipped residual spread ``sd_resid`` (:func:`spread`), ``effect_size`` =
+    log_diff / (√2·sd_resid) (the paired differences' SD), ``n_pairs`` (repeat blocks for a two-sided
+    paired t-test at ``alpha`` to reach ``power``; NaN where the spread is unknown) and ``repeats`` =
+    max(min_repeats, n_pairs) (``min_repeats`` where unknown)."""
+    from .claims import repeats_needed as paired_n
     rows = []
-    sd = spread_table.set_index(["scenario", "metric"])["sd_log"]
-    for scen, d in facts.groupby("scenario", sort=True):
+    sd = spread_table.set_index(["scenario", "metric"])["sd_resid"] if len(spread_table) else pd.Series(dtype=float)
+    for scen, d in latest_round(facts, rounds).groupby("scenario", sort=True):
         for metric in ("op_rate", "client_iops"):
             v = d[["arm", metric]].dropna()
             v = v[v[metric] > 0]
@@ -280,12 +325,12 @@ def repeats_needed(facts: pd.DataFrame, spread_table: pd.DataFrame, min_repeats:
             s = float(sd.get((scen, metric), np.nan))
             diff = abs(math.log(x1) - math.log(x2))
             rows.append({"scenario": scen, "metric": metric, "arm_a": a1, "value_a": x1, "arm_b": a2,
-                         "value_b": x2, "log_diff": diff, "sd_log": s,
-                         "effect_size": diff / s if np.isfinite(s) and s > 0 else np.nan})
+                         "value_b": x2, "log_diff": diff, "sd_resid": s,
+                         "effect_size": diff / (math.sqrt(2) * s) if np.isfinite(s) and s > 0 else np.nan})
     out = pd.DataFrame(rows, columns=["scenario", "metric", "arm_a", "value_a", "arm_b", "value_b",
-                                      "log_diff", "sd_log", "effect_size"])
-    n = _n_per_arm(out["effect_size"].to_numpy(float), alpha, power) if len(out) else np.array([])
-    out["n_per_arm"] = n
+                                      "log_diff", "sd_resid", "effect_size"])
+    n = paired_n(out["effect_size"].to_numpy(float), alpha, power) if len(out) else np.array([])
+    out["n_pairs"] = n
     out["repeats"] = np.where(np.isfinite(n), np.maximum(n, min_repeats), min_repeats).astype(int)
     return out
 
@@ -337,15 +382,17 @@ def evaluate(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, c
     if "duration_s" in summary:
         d = _keyed(summary.dropna(subset=RUN_KEYS))[RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(RUN_KEYS)
         facts = facts.merge(d, on=RUN_KEYS, how="left")
-    verdict = gate(facts)
-    reps = repeats_needed(facts, spread_table, int(campaign_doc.get("min_repeats", 3)))
+    rounds = list(dict.fromkeys(facts["campaign"].astype(str)))
+    reps = repeats_needed(facts, spread_table, int(campaign_doc.get("min_repeats", 3)), rounds=rounds)
+    verdict = gate(facts, power_table=reps, rounds=rounds)
     for scen, v in verdict.items():
         r = reps[reps["scenario"] == scen]
         v["power"] = json.loads(r.drop(columns="scenario").to_json(orient="records"))
-        v["repeats_recommended"] = int(r["repeats"].max()) if len(r) else int(campaign_doc.get("min_repeats", 3))
+        ok = r[r["n_pairs"] <= THRESHOLDS["max_repeats"]]
+        v["repeats_recommended"] = int(ok["repeats"].max()) if len(ok) else int(campaign_doc.get("min_repeats", 3))
         v["repeats_planned"] = int((campaign_doc["scenarios"][scen].get("repeats")
                                     or campaign_doc.get("repeats", 3)) if scen in campaign_doc["scenarios"] else 0)
-    out = {"campaign": campaign_doc["campaign"], "pilot_campaign": str(facts["campaign"].iloc[0]) if len(facts) else "",
+    out = {"campaign": campaign_doc["campaign"], "pilot_rounds": rounds,
            "go": all(v["go"] for v in verdict.values()) and bool(verdict),
            "thresholds": THRESHOLDS, "scenarios": verdict,
            "calibration": calibration(facts, campaign_doc.get("pools") or {}),

@@ -1,8 +1,10 @@
 """python -m capture.ceph {plan,pilot,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph 16.2 cluster.
 
   plan CAMPAIGN.yaml [--out DIR]            the run order and which runs are done
-  pilot CAMPAIGN.yaml [--out DIR]           the campaign's pilot (``<campaign>-pilot``: two arms per
-                                            scenario once, after a discarded warm-up); then
+  pilot CAMPAIGN.yaml [--out DIR] [--round N --scenarios S …]
+                                            the campaign's pilot (``<campaign>-pilot``: two arms per
+                                            scenario once, after a discarded warm-up; a later round
+                                            ``-pilot-rN`` re-pilots redesigned scenarios); then
                                             ``python -m analysis pilot`` decides go / no-go
   run CAMPAIGN.yaml [--out DIR] [--max-minutes M] [--max-runs N] [--force]
                                             bring a cluster up, do the runs not yet done, tear down;
@@ -96,7 +98,7 @@ def cmd_run(a) -> int:
 
 def cmd_pilot(a) -> int:
     doc = cp.load(a.campaign)
-    pdoc = cp.pilot_doc(doc)
+    pdoc = cp.pilot_doc(doc, a.round, a.scenarios)
     runs = cp.plan(pdoc)
     todo = cp.remaining(a.out / pdoc["campaign"], runs)
     if not todo:
@@ -182,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     pp.add_argument("campaign")
     pp.add_argument("--out", type=Path, default=DEFAULT_OUT)
     pp.add_argument("--max-minutes", type=float, default=None)
+    pp.add_argument("--round", type=int, default=1,
+                    help="pilot round (2, 3 … after a redesign: <campaign>-pilot-rN; earlier rounds are kept)")
+    pp.add_argument("--scenarios", nargs="+", default=None, help="a later round's scenarios (and their baselines)")
     t = sub.add_parser("teardown")
     t.add_argument("--workdir", type=Path, default=Path("/var/tmp/cephqos-cluster"))
     a = ap.parse_args(argv)

@@ -147,14 +147,25 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
 PILOT_SUFFIX = "-pilot"
 
 
-def pilot_doc(doc: dict[str, Any]) -> dict[str, Any]:
-    """The pilot of a campaign as a campaign of its own (``<name>-pilot``, so its runs never mix with
+def pilot_name(campaign: str, round_: int = 1) -> str:
+    """``<campaign>-pilot`` for the first round, ``<campaign>-pilot-r<N>`` after a redesign."""
+    return campaign + PILOT_SUFFIX + ("" if round_ == 1 else f"-r{round_}")
+
+
+def pilot_doc(doc: dict[str, Any], round_: int = 1, scenarios: list[str] | None = None) -> dict[str, Any]:
+    """The pilot of a campaign as a campaign of its own (:func:`pilot_name`, so its runs never mix with
     the campaign's): per scenario its two ``pilot_arms`` (default: the first and last arm listed —
     name the two most different), one repeat each, plus a baseline run of every queue/profile those
-    arms use (the client-drop check compares each arm with its own no-operation baseline)."""
+    arms use (the client-drop check compares each arm with its own no-operation baseline).  A later
+    round (after a redesign) pilots only ``scenarios`` and their baselines; earlier rounds stay."""
     import copy
     p = copy.deepcopy(doc)
-    p["campaign"] = doc["campaign"] + PILOT_SUFFIX
+    if scenarios:
+        unknown = [s for s in scenarios if s not in doc["scenarios"]]
+        if unknown:
+            raise CampaignError(f"{doc['campaign']}: no scenario {', '.join(unknown)} to pilot")
+        p["scenarios"] = {k: v for k, v in p["scenarios"].items() if k in scenarios or k == "baseline"}
+    p["campaign"] = pilot_name(doc["campaign"], round_)
     p["repeats"], p["min_repeats"] = 1, 1
     base_name = "baseline" if "baseline" in doc["scenarios"] else None
     need_base: list[str] = []
