@@ -141,8 +141,8 @@ def _claims(a: argparse.Namespace) -> int:
     finally:
         tmp.unlink(missing_ok=True)
     counts = verdict_counts(table)
-    for c, row in counts.iterrows():
-        print(f"{out}: {c}: " + ", ".join(f"{v} {k}" for k, v in row.items()))
+    for (c, kind), row in counts.iterrows():
+        print(f"{out}: {c} ({kind}): " + ", ".join(f"{v} {k}" for k, v in row.items()))
     return 0
 
 

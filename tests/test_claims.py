@@ -222,8 +222,15 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
     assert page.index("href='#claims'") < page.index("href='#10-something'")
     counts = page[page.index("<section id='claims'>"):page.index("<details>", page.index("<section id='claims'>"))]
     cells = re.findall(r"<td>([^<]*)</td>", counts)
-    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", *cl.VERDICTS]
-    assert cells == ["hand", "1", "2", "1", "3"]
+    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "claims", *cl.VERDICTS, "decided"]
+    kinds = np.where(t["direction"].notna(), "testable", "absolute")
+    expect = []
+    for k in ("absolute", "testable"):
+        v = t.loc[kinds == k, "verdict"]
+        if len(v):
+            n = [int((v == x).sum()) for x in cl.VERDICTS]
+            expect += ["hand", k, *map(str, n), str(n[0] + n[1] + n[3] if k == "testable" else 0)]
+    assert cells == expect
     assert "part2-chart10-1" in page and "no runs of scrub/custom in this campaign" in page
 
 
@@ -266,3 +273,20 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     assert main(["claims", "--processed", str(real_proc), "--out", str(out), "--campaign", "block-2026", "nope"]) == 0
     assert "no QoS runs of block-2026" in capsys.readouterr().out
     assert not out.exists()
+
+
+def test_verdict_counts_keep_absolute_values_apart_from_testable_claims():
+    """Absolute values (no published direction) are never 'decided': counting them would inflate the share
+    of testable claims decided."""
+    from analysis.stats.claims import verdict_counts
+    t = pd.DataFrame({"campaign": "c", "direction": [1.0, -1.0, 1.0, np.nan, np.nan, -1.0],
+                      "verdict": ["holds", "contradicted", "not significant", "not measurable here",
+                                  "not measurable here", "not measurable here"],
+                      "diagnosis": ["", "", "", "absolute value on another machine",
+                                    "the 975-OSD scaled cluster is not reproducible on one VM",
+                                    "the 975-OSD scaled cluster is not reproducible on one VM"]})
+    c = verdict_counts(t)
+    assert c.loc[("c", "testable")].to_dict() == {"holds": 1, "contradicted": 1, "not significant": 1,
+                                                  "not measurable here": 1, "decided": 3}
+    assert c.loc[("c", "absolute")].to_dict() == {"holds": 0, "contradicted": 0, "not significant": 0,
+                                                  "not measurable here": 2, "decided": 0}

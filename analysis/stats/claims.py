@@ -275,7 +275,17 @@ def _verdict(p: float, ours_sign: float, direction: float, pw: float, alpha: flo
 
 
 def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows per verdict (columns, in :data:`VERDICTS` order) per campaign."""
-    c = pd.crosstab(table["campaign"], pd.Categorical(table["verdict"], categories=VERDICTS), dropna=False)
+    """Rows per verdict (columns, in :data:`VERDICTS` order) per campaign and ``claims``: ``testable`` (it
+    has a published direction: a relative or share claim) or ``absolute`` (a value of the study's own
+    machine or of its 975-OSD cluster, always ``not measurable here``) — so the share of testable claims decided is
+    not inflated by absolute values; and ``decided`` = the testable ones that hold, are contradicted or
+    are not measurable here with a cause."""
+    kind = np.where(pd.to_numeric(table["direction"], errors="coerce").notna(), "testable", "absolute")
+    c = pd.crosstab([table["campaign"], pd.Series(kind, index=table.index, name="claims")],
+                    pd.Categorical(table["verdict"], categories=VERDICTS), dropna=False)
     c.columns.name = None
-    return c.reindex(columns=list(VERDICTS), fill_value=0)
+    c = c.reindex(columns=list(VERDICTS), fill_value=0)
+    c = c[c.sum(axis=1) > 0]
+    dec = c["holds"] + c["contradicted"] + c["not measurable here"]
+    c["decided"] = np.where(c.index.get_level_values("claims") == "testable", dec, 0)
+    return c
