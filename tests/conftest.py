@@ -19,3 +19,18 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent")
     return CORPUS
+
+
+PROC = ROOT / "data" / "processed"
+
+
+@pytest.fixture(scope="session")
+def real_proc(tmp_path_factory) -> Path:
+    """The processed tables of the shipped data: data/processed when `make data` has built it, else the
+    shipped data/raw ingested once for the whole test run (a clean clone)."""
+    if (PROC / "series.parquet").is_file() and (PROC / "summary.parquet").is_file():
+        return PROC
+    from analysis.ingest.walk import ingest, write_tables
+    out = tmp_path_factory.mktemp("processed")
+    write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
+    return out

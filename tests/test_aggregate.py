@@ -17,7 +17,6 @@ import pytest
 from analysis.stats import aggregate as ag
 from conftest import ROOT
 
-PROC = ROOT / "data" / "processed"
 PCOLS = ["p50", "p90", "p99", "p99.9"]
 
 
@@ -195,17 +194,6 @@ def test_source_layouts(tmp_path: Path):
 
 
 # --- the real processed tables ---------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def real_proc(tmp_path_factory) -> Path:
-    """data/processed when `make data` has built it, else the shipped data/raw ingested here (a clean clone)."""
-    if (PROC / "series.parquet").is_file() and (PROC / "summary.parquet").is_file():
-        return PROC
-    from analysis.ingest.walk import ingest, write_tables
-    out = tmp_path_factory.mktemp("processed")
-    write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
-    return out
-
 
 @pytest.fixture(scope="module")
 def real_series(real_proc: Path) -> pa.Table:

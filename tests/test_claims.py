@@ -20,7 +20,6 @@ from analysis.published_qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEE
 from analysis.stats import claims as cl
 from conftest import ROOT
 
-PROC = ROOT / "data" / "processed"
 EXPECTED_COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
                     "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis"]
 
@@ -235,17 +234,6 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
 
 
 # --- the real tables -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def real_proc(tmp_path_factory) -> Path:
-    """data/processed when `make data` has built it, else the shipped data/raw ingested here (a clean clone)."""
-    if (PROC / "series.parquet").is_file() and (PROC / "summary.parquet").is_file():
-        return PROC
-    from analysis.ingest.walk import ingest, write_tables
-    out = tmp_path_factory.mktemp("processed")
-    write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
-    return out
-
 
 def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     from analysis.published_qos import load_all
