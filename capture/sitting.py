@@ -17,13 +17,20 @@ ATTEMPTS = 3
 def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: float | None,
             log: Callable[[str], None], errors: tuple[type[BaseException], ...],
             sitting: dict[str, Any], summary: Callable[[dict[str, Any]], tuple[dict[str, Any], str]],
-            after_failure: Callable[[], None] | None = None) -> None:
+            after_failure: Callable[[], None] | None = None,
+            block: Callable[[Any], Any] | None = None) -> None:
     """``summary(info)`` → (fields for the sitting record, text for the log line) of a kept run;
-    ``after_failure`` runs after a failed attempt (e.g. wait until the cluster is clean again)."""
+    ``after_failure`` runs after a failed attempt (e.g. wait until the cluster is clean again);
+    ``block(run)``: the comparison block a run belongs to — past the deadline the sitting still finishes
+    the block it is in, so a block is never split between sittings (each bring-up is a new cluster)."""
+    prev = None
     for run in todo:
         if deadline and time.time() > deadline:
-            log("time budget reached: stopping before the next run (resume later)")
-            break
+            if block is None or prev is None or block(run) != block(prev):
+                log("time budget reached: stopping before the next run (resume later)")
+                break
+            log(f"time budget reached: finishing block {block(run)} first (a block stays in one sitting)")
+        prev = run
         earlier: list[dict[str, Any]] = []
         for attempt in range(1, ATTEMPTS + 1):
             log(f"run {run.order} {run.relpath} (attempt {attempt})")

@@ -298,3 +298,48 @@ def test_run_after_go_is_not_forced(throttled):
     (root / "pilot.json").write_text(json.dumps({"scenarios": {"baseline": {"go": True}}}))
     assert cli.main(["run", str(camp), "--out", str(out)]) == 0
     assert FakeRunner.instances[0].forced is False
+
+
+def test_a_throttled_campaign_passes_its_blocks_to_the_sitting(throttled, monkeypatch):
+    """Throttled campaigns: the sitting is told the (repeat, scenario) block of each run."""
+    camp, out, root = throttled
+    root.mkdir(parents=True)
+    (root / "pilot.json").write_text(json.dumps({"scenarios": {"baseline": {"go": True}}}))
+    seen = {}
+    monkeypatch.setattr(cli, "do_runs", lambda todo, runner, **kw: seen.update(kw, todo=list(todo)))
+    assert cli.main(["run", str(camp), "--out", str(out)]) == 0
+    r = seen["todo"][0]
+    assert seen["block"](r) == (r.repeat, r.scenario)
+
+
+def test_do_runs_stops_between_blocks():
+    import capture.sitting as st
+    from types import SimpleNamespace as NS
+    runs = [NS(relpath=f"{s}/{a}", order=i, repeat=1, scenario=s) for i, (s, a) in
+            enumerate([("x", "a"), ("x", "b"), ("y", "a"), ("y", "b")])]
+
+    class R:
+        done: list[str] = []
+
+        def one(self, run):
+            return {"cpu": {"outside_cpu_frac": 0.0, "outside_cpu_s": 0.0}}
+
+        def finish(self, run, info):
+            self.done.append(run.relpath)
+            return run.relpath
+
+        def discard(self, run):
+            pass
+    r = R()
+    st.do_runs(runs, r, threshold=0.15, deadline=1.0, log=lambda m: None, errors=(RuntimeError,),
+               sitting={"runs": []}, summary=lambda i: ({}, ""), block=lambda run: (run.repeat, run.scenario))
+    assert r.done == []  # past the deadline before the first run: nothing started
+    r.done = []
+    calls = iter([0.0, 5.0, 5.0, 5.0])  # deadline 1 s: the first run starts in time, the rest after it
+    st.time.time, real = (lambda: next(calls, 5.0)), st.time.time
+    try:
+        st.do_runs(runs, r, threshold=0.15, deadline=1.0, log=lambda m: None, errors=(RuntimeError,),
+                   sitting={"runs": []}, summary=lambda i: ({}, ""), block=lambda run: (run.repeat, run.scenario))
+    finally:
+        st.time.time = real
+    assert r.done == ["x/a", "x/b"]  # block x finished, block y not started

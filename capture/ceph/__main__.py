@@ -143,7 +143,10 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
                 _log(f"  warm-up failed ({e}); going on")
             runner.discard(w)
             record["warmup_s"] = round(time.time() - t, 1)
-        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log, errors=(ClusterError,),
+        # a throttled campaign's client level depends on the bring-up's PG map (the pilot: WPQ baseline 946
+        # vs 705 IOPS in two bring-ups): its (repeat, scenario) blocks are never split between sittings
+        blk = (lambda r: (r.repeat, r.scenario)) if doc.get("throttle") else None
+        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log, errors=(ClusterError,), block=blk,
                 sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600),
                 summary=lambda info: ({"duration_s": info["duration_s"],
                                        "steal_frac": info["cpu"].get("steal_frac")},
