@@ -34,6 +34,7 @@ FIGURE_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("qos-client-iops-by-arm", "analysis.figures.qos.by_arm", "32-qos-campaign"),
     ("qos-client-clat-by-arm", "analysis.figures.qos.by_arm", "32-qos-campaign"),
     ("qos-background-durations-by-arm", "analysis.figures.qos.background_durations", "32-qos-campaign"),
+    ("qos-regime-cpu-queue", "analysis.figures.qos.regime", "32-qos-campaign"),
     ("workload-io-pattern", "analysis.figures.workload.io_pattern", "40-block-workload"),
     ("workload-throughput-iops", "analysis.figures.workload.throughput_iops", "40-block-workload"),
     ("workload-sequentiality", "analysis.figures.workload.sequentiality", "40-block-workload"),

@@ -237,3 +237,26 @@ def test_shipped_verdict_is_what_the_recorded_pilot_says(recorded):
         assert [k for k, c in w["checks"].items() if not c["ok"]] == [k for k, c in v["checks"].items() if not c["ok"]]
         for k, c in v["checks"].items():
             assert w["checks"][k]["value"] == pytest.approx(c["value"]), (s, k)
+
+
+def test_regime_table_by_hand():
+    f = facts()
+    t = pl.regime_table(f).set_index("scenario")
+    assert list(t.index) == ["scrub"]  # the baseline has no operation
+    r = t.loc["scrub"]
+    assert (r["runs"], r["arms"]) == (2, 2)
+    assert r["cpu_busy"] == pytest.approx((0.20 + 0.15) / 2) and r["queue_per_osd"] == pytest.approx(10.5)
+    assert r["op_rate_spread"] == pytest.approx(170 / 30)
+    f["queue_per_osd"] = np.nan  # a campaign recorded before the op-queue probe
+    assert np.isnan(pl.regime_table(f)["queue_per_osd"].iloc[0])
+
+
+def test_regime_figure_has_its_id_and_marks_what_was_not_recorded():
+    from analysis.figures import qos
+    f = pd.concat([facts(), facts().assign(campaign="old", queue_per_osd=np.nan)], ignore_index=True)
+    fig = qos.regime(f)
+    assert fig.get_label() == qos.REGIME
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert texts == ["not recorded"]
+    import matplotlib.pyplot as plt
+    plt.close(fig)

@@ -11,6 +11,7 @@ from analysis.figures import seeded_jitter, tight_layout
 CLIENT_IOPS = "qos-client-iops-by-arm"
 CLIENT_CLAT = "qos-client-clat-by-arm"
 BACKGROUND_DURATIONS = "qos-background-durations-by-arm"
+REGIME = "qos-regime-cpu-queue"
 
 #: display order: WPQ first, then Pacific's profiles, then the tuned arms in their campaign-file order
 ARM_ORDER = ["wpq", "wpq_scrubprio120", "high_client_ops", "balanced", "high_recovery_ops", "custom"]
@@ -61,4 +62,32 @@ def background_durations(runs: pd.DataFrame, fig_id: str = BACKGROUND_DURATIONS)
     fig = by_arm(long, "duration_s", "duration (s)", fig_id, col_wrap=3, sharey=False)
     for ax in fig.axes:
         ax.set_ylim(bottom=0)
+    return fig
+
+
+def regime(facts: pd.DataFrame, fig_id: str = REGIME) -> plt.Figure:
+    """Why a campaign can or cannot decide: per run (points; bars are medians) the machine's CPU busy
+    fraction and the ops queued per OSD while its background operation ran, one bar group per campaign
+    (``analysis.stats.pilot.run_facts``).  A campaign without the op-queue probe has no queue points."""
+    d = facts[facts["op"].notna()].copy()
+    d["campaign"] = d["campaign"].astype(str)
+    order = list(dict.fromkeys(d["campaign"]))
+    fig, axes = plt.subplots(1, 2, figsize=(2.2 * len(order) + 4, 3.6))
+    for ax, (col, label) in zip(axes, (("cpu_busy", "machine CPU busy (fraction)"),
+                                       ("queue_per_osd", "ops queued per OSD (median)"))):
+        med = d.groupby("campaign")[col].median().reindex(order)
+        ax.bar(range(len(order)), med.fillna(0).to_numpy(), color="0.85", edgecolor="0.5")
+        g = d.dropna(subset=[col])
+        if len(g):
+            with seeded_jitter():
+                sns.stripplot(g, x="campaign", y=col, order=order, ax=ax, size=4, color="C0", jitter=0.2)
+        for i, c in enumerate(order):
+            if med.isna().iloc[i]:
+                ax.text(i, 0, "not recorded", ha="center", va="bottom", rotation=90, fontsize=8)
+        ax.set(xlabel="", ylabel=label, xticks=range(len(order)), xticklabels=order)
+        ax.set_ylim(bottom=0)
+    axes[0].axhline(0.6, color="C3", lw=0.8, ls="--")
+    axes[1].axhline(8, color="C3", lw=0.8, ls="--")
+    fig.set_label(fig_id)
+    tight_layout(fig)
     return fig

@@ -401,3 +401,21 @@ def evaluate(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, c
         out["machine_time_recommended"] = machine_time(facts, runs_per_scenario_recommended)
     out["method"] = __doc__.split("\n\n")[0].replace("\n", " ")
     return out
+
+
+def regime_table(facts: pd.DataFrame) -> pd.DataFrame:
+    """Does the op queue decide here?  Per campaign and scenario with a background operation (from
+    :func:`run_facts` of any campaigns): ``runs``, ``arms``, the medians over runs of the machine's CPU
+    busy fraction and of the ops queued per OSD while the operation ran (NaN: not recorded — campaigns
+    before the op-queue probe), and ``op_rate_spread`` = the fastest arm's median operation rate over the
+    slowest's (1.0: every arm alike)."""
+    f = facts[facts["op"].notna()]
+    rows = []
+    for (camp, scen), d in f.groupby(["campaign", "scenario"], sort=True):
+        med = d.groupby("arm")["op_rate"].median()
+        med = med[med > 0]
+        rows.append({"campaign": camp, "scenario": scen, "runs": len(d), "arms": d["arm"].nunique(),
+                     "cpu_busy": d["cpu_busy"].median(), "queue_per_osd": d["queue_per_osd"].median(),
+                     "op_rate_spread": med.max() / med.min() if len(med) >= 2 else np.nan})
+    return pd.DataFrame(rows, columns=["campaign", "scenario", "runs", "arms", "cpu_busy", "queue_per_osd",
+                                       "op_rate_spread"])
