@@ -69,11 +69,16 @@ def test_arms_that_do_not_differ_are_no_go():
     assert g["scrub"]["go"]  # one metric decidable within 10 repeats is enough
 
 
-def test_latest_round_decides_and_baselines_stay_within_their_round():
+@pytest.mark.parametrize("wpq_profile", ["", np.nan])
+def test_latest_round_decides_and_baselines_stay_within_their_round(wpq_profile):
+    """WPQ has no profile: read from the tables it may be NaN, which must not match another round's WPQ."""
     r1 = facts()
+    r1.loc[r1["scheduler"] == "wpq", "profile"] = wpq_profile
     r2 = facts().assign(campaign="p-r2")
-    r2.loc[r2["scenario"] == "scrub", "client_iops"] = [990.0, 880.0]  # round 2: little drop vs ITS baselines
-    r2.loc[r2["scenario"] == "baseline", "client_iops"] = [1000.0, 900.0]
+    r2.loc[r2["scheduler"] == "wpq", "profile"] = wpq_profile
+    # round 2: another bring-up, another level; little drop against ITS baselines
+    r2.loc[r2["scenario"] == "scrub", "client_iops"] = [1089.0, 880.0]
+    r2.loc[r2["scenario"] == "baseline", "client_iops"] = [1100.0, 900.0]
     g = pl.gate(pd.concat([r1, r2], ignore_index=True), rounds=["p", "p-r2"])
     assert g["scrub"]["round"] == "p-r2"
     assert g["scrub"]["arms"]["wpq120"]["client_drop"] == pytest.approx(0.01)
@@ -237,6 +242,10 @@ def test_shipped_verdict_is_what_the_recorded_pilot_says(recorded):
         assert [k for k, c in w["checks"].items() if not c["ok"]] == [k for k, c in v["checks"].items() if not c["ok"]]
         for k, c in v["checks"].items():
             assert w["checks"][k]["value"] == pytest.approx(c["value"]), (s, k)
+        for arm, facts_ in v["arms"].items():
+            for k, x in facts_.items():
+                y = w["arms"][arm][k]
+                assert y == x if x is None or isinstance(x, (str, bool)) else y == pytest.approx(x), (s, arm, k)
 
 
 def test_regime_table_by_hand():

@@ -93,7 +93,7 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
     s = _keyed(summary.dropna(subset=RUN_KEYS))
     se = _keyed(series.dropna(subset=RUN_KEYS))
     runs = s[RUN_KEYS + [c for c in ("scheduler", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
-    runs = runs.replace({"nan": "", "<NA>": "", "None": ""})
+    runs = runs.fillna("").replace({"nan": "", "<NA>": "", "None": ""})
     # clocks: sysutil offset onto the timeline's t = 0
     tl0 = _t0(files, "ceph-pg-timeline").rename(columns={"t0": "tl_t0"})
     su0 = _t0(files, "sysutil").rename(columns={"t0": "su_t0"})
@@ -186,7 +186,9 @@ def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
     """Each run's no-operation client IOPS: the baseline scenario's run with the same queue/profile in
     the same campaign (pilot round)."""
     b = facts[facts["scenario"] == baseline]
-    key = lambda d: d["campaign"].astype(str) + "|" + d["scheduler"].astype(str) + "|" + d["profile"].astype(str)
+    # a missing profile (WPQ) must be a key of its own, never NaN: NaN keys would all match the first
+    key = lambda d: (d["campaign"].astype(str) + "|" + d["scheduler"].fillna("").astype(str) + "|"
+                     + d["profile"].fillna("").astype(str))
     ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
     ref = ref[~ref.index.duplicated()]
     return key(facts).map(ref)
