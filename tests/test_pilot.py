@@ -220,6 +220,9 @@ def test_recorded_pilot_facts_match_the_raw_files(recorded):
         per_s = log.groupby(t)["v"].sum()
         inside = per_s[(per_s.index >= lo) & (per_s.index <= hi)]
         assert r.client_iops == pytest.approx(inside.mean(), rel=1e-9), run
+        if r.scenario != "baseline":  # before the operation, after the 10 s warm-up
+            before = per_s[(per_s.index >= 10) & (per_s.index < r.op_start)]
+            assert len(before) >= 8 and r.client_iops_pre == pytest.approx(before.mean(), rel=1e-9), run
         # the run really was throttled, every OSD thread checked, and nothing else ran beside it
         assert info["throttle"]["read_iops"] == 300 and len(info["throttle"]["threads_checked"]) == 4
         assert info["cpu"]["outside_cpu_frac"] < 0.15 and not info["steal_flagged"]

@@ -17,7 +17,10 @@ Per run (:func:`run_facts`), for the scenario's main operation (:data:`MAIN_OP`)
   pool whose deep scrub completed; snaptrim = clone objects removed from the ``snap`` pool; recovery =
   degraded + misplaced objects recovered, all pools) — defined for unfinished operations too, so slow
   arms are measured by their progress in the fixed client window;
-- ``client_iops`` (mean of fio's 1 s IOPS windows inside the window, directions summed);
+- ``client_iops`` (mean of fio's 1 s IOPS windows inside the window, directions summed) and
+  ``client_iops_pre`` (the same run's windows from ``warmup_s`` to the operation's start: a reference
+  within the run, which a campaign split over several bring-ups can use where the baseline run is in
+  another sitting);
 - ``queue_per_osd`` (median over the window's samples of the ops ``queued for pg`` summed over OSDs
   ÷ the number of OSDs) and ``queue_max_osd`` (median of the largest OSD's count: with per-OSD
   limits the primary of the most PGs holds most of the queue and sets the pace);
@@ -131,6 +134,11 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
 
     ci = inside(io, io["t"])
     runs = runs.merge(ci.groupby(RUN_KEYS)["v"].mean().rename("client_iops").reset_index(), on=RUN_KEYS, how="left")
+    # the same run before its operation (after the warm-up): a reference that needs no other run
+    pre = io.merge(runs[RUN_KEYS + ["op_start"]], on=RUN_KEYS, how="inner")
+    pre = pre[(pre["t"] >= warmup_s) & (pre["t"] < pre["op_start"])]
+    runs = runs.merge(pre.groupby(RUN_KEYS)["v"].mean().rename("client_iops_pre").reset_index(), on=RUN_KEYS,
+                      how="left")
     # sysutil: machine CPU, steal, per-OSD queue
     su = se[str_eq(se["kind"], "sysutil")]
     su = su[su["metric"].isin(["cpu_busy", "cpu_steal", "osd_queued"])]
@@ -210,6 +218,7 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None, baseli
     f = facts.copy()
     f["baseline_iops"] = _baseline_for(f, baseline)
     f["client_drop"] = 1.0 - f["client_iops"] / f["baseline_iops"]
+    f["client_drop_pre"] = (1.0 - f["client_iops"] / f["client_iops_pre"]) if "client_iops_pre" in f else np.nan
     f = latest_round(f, rounds)
     out: dict[str, dict[str, Any]] = {}
     for scen, d in f.groupby("scenario", sort=True):
@@ -251,7 +260,8 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None, baseli
                     (bool(v) if isinstance(v, (bool, np.bool_)) else v)
                     for k, v in r.items()}
                 for a, r in d.set_index("arm")[["op", "op_start", "op_duration", "ended_in_client", "op_rate",
-                                                "client_iops", "baseline_iops", "client_drop", "queue_per_osd",
+                                                "client_iops", "baseline_iops", "client_drop", "client_drop_pre",
+                                                "queue_per_osd",
                                                 "queue_max_osd", "cpu_busy", "steal"]].iterrows()}
         go = all(c["ok"] for c in checks.values() if c["gating"])
         out[str(scen)] = {"go": go, "round": str(d["campaign"].iloc[0]), "checks": checks, "arms": arms,
