@@ -169,29 +169,26 @@ def _pilot(a: argparse.Namespace) -> int:
         print(f"error: {', '.join(str(d) for d, p in zip(dirs, parts) if p.summary.empty)}: no readable "
               "pilot runs", file=sys.stderr)
         return 2
+    failed = [err for p in parts for _, err in p.failed]
+    for err in failed:  # a pilot decided on fewer files than it has must say so
+        print(f"warning: not read: {err}", file=sys.stderr)
     cat = lambda name: pd.concat([getattr(p, name).astype({c: str for c in ("campaign", "scenario", "arm",
                                                                              "repeat", "kind", "metric", "job")
                                                             if c in getattr(p, name)}) for p in parts],
                                  ignore_index=True)
     files, summary, series = cat("files"), cat("summary"), cat("series")
-    if a.spread_from and Path(a.spread_from).is_dir():
+    spread = pd.DataFrame(columns=["scenario", "metric", "sd_log", "sd_resid", "n_runs"])
+    if a.spread_from:
+        if not Path(a.spread_from).is_dir():
+            print(f"error: --spread-from {a.spread_from}: no such folder (a finished campaign's raw data)",
+                  file=sys.stderr)
+            return 2
         ref = ingest(a.spread_from, progress=False, jobs=_cores())
         camp = str(ref.summary["campaign"].dropna().astype(str).iloc[0])
         spread = pl.spread(pl.shipped_metrics(ref.summary, ref.series, camp))
         spread["from"] = camp
-    else:
-        spread = pd.DataFrame(columns=["scenario", "metric", "sd_log", "n_runs"])
-    planned = pd.Series([r.scenario for r in cp.plan(doc)]).value_counts().to_dict()
-    out = pl.evaluate(files, summary, series, doc, spread, planned)
-    rec = {s: int(v["repeats_recommended"]) for s, v in out["scenarios"].items()}
-    doc_rec = json.loads(json.dumps(doc))
-    for s, n in rec.items():
-        if s in doc_rec["scenarios"]:
-            doc_rec["scenarios"][s]["repeats"] = max(n, doc_rec["scenarios"][s].get("repeats", doc["repeats"]))
-    out["machine_time_recommended"] = pl.machine_time(
-        pl.run_facts(files, summary, series).merge(
-            summary[pl.RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(pl.RUN_KEYS), on=pl.RUN_KEYS),
-        pd.Series([r.scenario for r in cp.plan(doc_rec)]).value_counts().to_dict())
+    out = pl.evaluate(files, summary, series, doc, spread, lambda rep: cp.runs_per_scenario(doc, rep))
+    out["files_not_read"] = failed
     out["spread_from"] = json.loads(spread.to_json(orient="records"))
     dest = Path(a.out)
     dest.parent.mkdir(parents=True, exist_ok=True)

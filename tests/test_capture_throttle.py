@@ -252,6 +252,15 @@ def test_pilot_doc_takes_two_arms_and_their_baselines():
     assert cp.pilot_doc(d)["scenarios"]["scrub"]["arms"] == ["wpq", "custom"]
 
 
+def test_runs_per_scenario_counts_the_plan_and_raises_repeats():
+    doc = cp.load(V2)
+    assert cp.runs_per_scenario(doc) == {"baseline": 8 * 3, "scrub": 11 * 3, "snaptrim": 7 * 3,
+                                         "snaptrim_recovery": 7 * 3, "recovery_scrub": 5 * 3}
+    more = cp.runs_per_scenario(doc, {"scrub": 5, "snaptrim": 2, "nope": 9})
+    assert more["scrub"] == 11 * 5 and more["snaptrim"] == 7 * 3  # raised, never lowered; unknown ignored
+    assert sum(cp.runs_per_scenario(doc).values()) == len(cp.plan(doc))
+
+
 # ----------------------------------------------------------------------------- the gate in `run`
 @pytest.fixture
 def throttled(tmp_path, monkeypatch):

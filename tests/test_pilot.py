@@ -235,8 +235,7 @@ def test_shipped_verdict_is_what_the_recorded_pilot_says(recorded):
     spread = pd.DataFrame(shipped["spread_from"])
     from capture.ceph import campaign as cp
     doc = cp.load(ROOT / "capture" / "campaigns" / "qos-v2.yaml")
-    planned = pd.Series([r.scenario for r in cp.plan(doc)]).value_counts().to_dict()
-    again = pl.evaluate(*recorded, doc, spread, planned)
+    again = pl.evaluate(*recorded, doc, spread, lambda rep: cp.runs_per_scenario(doc, rep))
     assert again["pilot_rounds"] == shipped["pilot_rounds"] == [d.name for d in ROUNDS]
     assert set(again["scenarios"]) == set(shipped["scenarios"])
     for s, v in shipped["scenarios"].items():
@@ -245,6 +244,10 @@ def test_shipped_verdict_is_what_the_recorded_pilot_says(recorded):
         assert [k for k, c in w["checks"].items() if not c["ok"]] == [k for k, c in v["checks"].items() if not c["ok"]]
         for k, c in v["checks"].items():
             assert w["checks"][k]["value"] == pytest.approx(c["value"]), (s, k)
+    for k in ("machine_time_planned", "machine_time_recommended"):
+        assert again[k]["total_s"] == pytest.approx(shipped[k]["total_s"]), k
+    for s, v in shipped["scenarios"].items():
+        w = again["scenarios"][s]
         for arm, facts_ in v["arms"].items():
             for k, x in facts_.items():
                 y = w["arms"][arm][k]

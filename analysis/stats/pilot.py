@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -387,32 +387,34 @@ def machine_time(facts: pd.DataFrame, runs_per_scenario: dict[str, int], sitting
 
 
 def evaluate(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, campaign_doc: dict[str, Any],
-             spread_table: pd.DataFrame, runs_per_scenario: dict[str, int],
-             runs_per_scenario_recommended: dict[str, int] | None = None) -> dict[str, Any]:
-    """The whole pilot verdict (what ``python -m analysis pilot`` writes as pilot.json)."""
+             spread_table: pd.DataFrame,
+             runs_per_scenario: Callable[[dict[str, int] | None], dict[str, int]]) -> dict[str, Any]:
+    """The whole pilot verdict (what ``python -m analysis pilot`` writes as pilot.json).
+    ``runs_per_scenario(repeats)``: the campaign's runs per scenario as planned (``None``) or with each
+    scenario's repeats raised to ``repeats`` (the campaign's plan lives in ``capture.ceph.campaign``)."""
     facts = run_facts(files, summary, series)
     if "duration_s" in summary:
         d = _keyed(summary.dropna(subset=RUN_KEYS))[RUN_KEYS + ["duration_s"]].astype(str).drop_duplicates(RUN_KEYS)
         facts = facts.merge(d, on=RUN_KEYS, how="left")
     rounds = list(dict.fromkeys(facts["campaign"].astype(str)))
-    reps = repeats_needed(facts, spread_table, int(campaign_doc.get("min_repeats", 3)), rounds=rounds)
+    min_rep = int(campaign_doc.get("min_repeats", 3))
+    reps = repeats_needed(facts, spread_table, min_rep, rounds=rounds)
     verdict = gate(facts, power_table=reps, rounds=rounds)
     for scen, v in verdict.items():
         r = reps[reps["scenario"] == scen]
         v["power"] = json.loads(r.drop(columns="scenario").to_json(orient="records"))
         ok = r[r["n_pairs"] <= THRESHOLDS["max_repeats"]]
-        v["repeats_recommended"] = int(ok["repeats"].max()) if len(ok) else int(campaign_doc.get("min_repeats", 3))
+        v["repeats_recommended"] = int(ok["repeats"].max()) if len(ok) else min_rep
         v["repeats_planned"] = int((campaign_doc["scenarios"][scen].get("repeats")
                                     or campaign_doc.get("repeats", 3)) if scen in campaign_doc["scenarios"] else 0)
-    out = {"campaign": campaign_doc["campaign"], "pilot_rounds": rounds,
-           "go": all(v["go"] for v in verdict.values()) and bool(verdict),
-           "thresholds": THRESHOLDS, "scenarios": verdict,
-           "calibration": calibration(facts, campaign_doc.get("pools") or {}),
-           "machine_time_planned": machine_time(facts, runs_per_scenario)}
-    if runs_per_scenario_recommended:
-        out["machine_time_recommended"] = machine_time(facts, runs_per_scenario_recommended)
-    out["method"] = __doc__.split("\n\n")[0].replace("\n", " ")
-    return out
+    recommended = {s: v["repeats_recommended"] for s, v in verdict.items()}
+    return {"campaign": campaign_doc["campaign"], "pilot_rounds": rounds,
+            "go": all(v["go"] for v in verdict.values()) and bool(verdict),
+            "thresholds": THRESHOLDS, "scenarios": verdict,
+            "calibration": calibration(facts, campaign_doc.get("pools") or {}),
+            "machine_time_planned": machine_time(facts, runs_per_scenario(None)),
+            "machine_time_recommended": machine_time(facts, runs_per_scenario(recommended)),
+            "method": __doc__.split("\n\n")[0].replace("\n", " ")}
 
 
 def regime_table(facts: pd.DataFrame) -> pd.DataFrame:

@@ -276,3 +276,17 @@ def finish_run(root: Path, run: Run, info: dict[str, Any], log) -> Path:
 def discard_run(root: Path, run: Run) -> None:
     """Drop a run's staging directory (a failed or disturbed attempt)."""
     shutil.rmtree(root / INPROGRESS / run.relpath, ignore_errors=True)
+
+
+def runs_per_scenario(doc: dict[str, Any], repeats: dict[str, int] | None = None) -> dict[str, int]:
+    """Runs per scenario of the campaign's plan, or with each named scenario's repeats raised to
+    ``repeats[scenario]`` (never lowered): what a pilot's recommended repeats would cost."""
+    import copy
+    d = copy.deepcopy(doc)
+    for s, n in (repeats or {}).items():
+        if s in d["scenarios"]:
+            d["scenarios"][s]["repeats"] = max(int(n), d["scenarios"][s].get("repeats", d["repeats"]))
+    out: dict[str, int] = {}
+    for r in plan(d):
+        out[r.scenario] = out.get(r.scenario, 0) + 1
+    return out
