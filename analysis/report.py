@@ -168,7 +168,9 @@ def claims_section(path: Path) -> str:
             f"<code>{html.escape(str(path.name))}</code>): <em>holds</em> (p &lt; α, the published direction), "
             f"<em>contradicted</em> (p &lt; α and the opposite direction, or p ≥ α at power ≥ 0.8 to see the "
             f"published effect), <em>not significant</em> (p ≥ α, underpowered), <em>not measurable here</em> "
-            f"(with the cause). Rows per verdict:</p>"
+            f"(with the cause). <em>decided</em> counts the testable claims that hold, are contradicted, or are "
+            f"not measurable for a cause more runs would not remove; a claim short of runs "
+            f"(<code>data_gap</code>) is open. Rows per verdict:</p>"
             f"{counts.to_html(index=False, classes='meta', border=0)}"
             f"<details><summary>the table ({len(table)} claims)</summary>"
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")

@@ -21,7 +21,8 @@ from analysis.stats import claims as cl
 from conftest import ROOT
 
 EXPECTED_COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
-                    "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis"]
+                    "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
+                    "data_gap"]
 
 
 # --- hand-made claims and runs ---------------------------------------------------------------------
@@ -131,6 +132,8 @@ def test_not_measurable_here_with_its_cause(hand):
     assert e["diagnosis"] == "the 975-OSD scaled cluster is not reproducible on one VM"
     assert f["diagnosis"] == "no runs of scrub/custom in this campaign"
     assert g["diagnosis"] == "absolute value on another machine" and g["ours"] == np.median(REF * np.exp(D_AB))
+    # only the missing cell is a gap more runs would fill
+    assert list(t.iloc[4:]["data_gap"]) == [False, True, False]
     assert t.iloc[4:][["p", "power_at_published"]].isna().all().all()
 
 
@@ -141,6 +144,7 @@ def test_a_missing_metric_and_a_missing_reference_are_named(hand):
     assert list(t["verdict"]) == ["not measurable here"] * 2
     assert t["diagnosis"].iloc[0] == "no snaptrim_duration in the runs of snaptrim/balanced"
     assert t["diagnosis"].iloc[1] == "no runs of snaptrim/high_recovery_ops in this campaign"
+    assert t["data_gap"].all()
 
 
 def test_a_share_claim_is_tested_as_a_ratio():
@@ -221,14 +225,17 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
     assert page.index("href='#claims'") < page.index("href='#10-something'")
     counts = page[page.index("<section id='claims'>"):page.index("<details>", page.index("<section id='claims'>"))]
     cells = re.findall(r"<td>([^<]*)</td>", counts)
-    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "claims", *cl.VERDICTS, "decided"]
+    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "claims", *cl.VERDICTS, "decided", "open"]
     kinds = np.where(t["direction"].notna(), "testable", "absolute")
     expect = []
     for k in ("absolute", "testable"):
         v = t.loc[kinds == k, "verdict"]
         if len(v):
             n = [int((v == x).sum()) for x in cl.VERDICTS]
-            expect += ["hand", k, *map(str, n), str(n[0] + n[1] + n[3] if k == "testable" else 0)]
+            closed = int(((v == "not measurable here") & ~t.loc[kinds == k, "data_gap"]).sum())
+            gap = int(((v == "not measurable here") & t.loc[kinds == k, "data_gap"]).sum())
+            expect += ["hand", k, *map(str, n), *(map(str, (n[0] + n[1] + closed, gap)) if k == "testable"
+                                                  else ("0", "0"))]
     assert cells == expect
     assert "part2-chart10-1" in page and "no runs of scrub/custom in this campaign" in page
 
@@ -275,6 +282,12 @@ def test_verdict_counts_keep_absolute_values_apart_from_testable_claims():
                                     "the 975-OSD scaled cluster is not reproducible on one VM"]})
     c = verdict_counts(t)
     assert c.loc[("c", "testable")].to_dict() == {"holds": 1, "contradicted": 1, "not significant": 1,
-                                                  "not measurable here": 1, "decided": 3}
+                                                  "not measurable here": 1, "decided": 3, "open": 0}
+    # a claim short of runs is open, not decided: more runs of the campaign would test it
+    short = pd.concat([t.assign(data_gap=False), pd.DataFrame(
+        {"campaign": ["c"], "direction": [1.0], "verdict": ["not measurable here"], "data_gap": [True],
+         "diagnosis": ["too few runs for a test: 1 of scrub/wpq, 1 of baseline/wpq"]})], ignore_index=True)
+    c = verdict_counts(short)
+    assert c.loc[("c", "testable"), ["not measurable here", "decided", "open"]].tolist() == [2, 3, 1]
     assert c.loc[("c", "absolute")].to_dict() == {"holds": 0, "contradicted": 0, "not significant": 0,
-                                                  "not measurable here": 2, "decided": 0}
+                                                  "not measurable here": 2, "decided": 0, "open": 0}

@@ -151,3 +151,34 @@ def test_plotly_version_shows_the_same_values_as_the_static_one():
     assert fig.layout.meta["id"] == "qos-part1-fig05-published"
     assert [list(t.y) for t in fig.data] == [[671.0, 747.0, 804.0, 766.0], [121.83, 111.34, 100.0, 108.0]]
     assert qf.draw_plotly("qos-part1-fig06", "published", published=pub) is None  # time series: ours only
+
+
+def test_our_cell_takes_the_studys_allocations_where_the_campaign_has_them():
+    arms = {"wpq", "high_client_ops", "seed_high_client_ops", "high_client_ops_maxscrubs10", "custom"}
+    scen, arm, note = rc.our_cell("scrub", "mclock_scheduler", "high_client_ops", arms)
+    assert (scen, arm) == ("scrub", "seed_high_client_ops") and "study's own allocations" in note
+    # no seed_ variant of a tuned arm or of custom: the arm itself
+    assert rc.our_cell("scrub_maxscrubs10", "mclock_scheduler", "high_client_ops", arms)[1] == \
+        "high_client_ops_maxscrubs10"
+    assert rc.our_cell("scrub_custom", "mclock_scheduler", "custom", arms)[1] == "custom"
+    assert rc.our_cell("scrub", "wpq", "", arms)[1] == "wpq"
+    # a profile-less mClock quantity is the default profile, seeded too
+    assert rc.our_cell("scrub", "mclock_scheduler", "", arms)[1] == "seed_high_client_ops"
+
+
+def test_claim_cells_never_pair_a_built_in_profile_with_the_studys_allocations():
+    from types import SimpleNamespace as Row
+    arms = {"scrub": {"wpq", "high_client_ops", "seed_high_client_ops", "high_client_ops_maxscrubs10"}}
+    tuned = Row(test="scrub_maxscrubs10", scheduler="mclock_scheduler", profile="high_client_ops",
+                ref_test="scrub", ref_scheduler="mclock_scheduler", ref_profile="high_client_ops")
+    own, ref = rc.claim_cells(tuned, arms)
+    assert (own[1], ref[1]) == ("high_client_ops_maxscrubs10", "high_client_ops")
+    vs_wpq = Row(test="scrub", scheduler="mclock_scheduler", profile="high_client_ops",
+                 ref_test="scrub", ref_scheduler="wpq", ref_profile="")
+    own, ref = rc.claim_cells(vs_wpq, arms)
+    assert (own[1], ref[1]) == ("seed_high_client_ops", "wpq")
+    # without seed arms (the qos-2026 campaign) nothing changes; a row without reference has none
+    own, ref = rc.claim_cells(vs_wpq, {"scrub": {"wpq", "high_client_ops"}})
+    assert (own[1], ref[1]) == ("high_client_ops", "wpq")
+    alone = Row(test="scrub", scheduler="mclock_scheduler", profile="balanced", ref_test=float("nan"))
+    assert rc.claim_cells(alone, arms)[1] == (None, None, "")

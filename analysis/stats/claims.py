@@ -2,7 +2,7 @@
 
 :func:`claims_table` gives one row per distinct measured or derived claim of both seeds (the rows
 :func:`analysis.stats.reconcile.reconcile` has, :func:`analysis.stats.reconcile.claim_rows`), mapped to our
-(scenario, arm) cells by :func:`~analysis.stats.reconcile.our_cell` and
+(scenario, arm) cells by :func:`~analysis.stats.reconcile.claim_cells` and
 :func:`~analysis.stats.reconcile.our_metric`.  Columns (:data:`COLUMNS`, in this order):
 
 ``campaign``            the campaign our values come from
@@ -35,6 +35,7 @@
                         ``power`` (0.8) for the published effect with our spread; NaN where the spread is
                         unknown or zero
 ``verdict``, ``diagnosis``  see below
+``data_gap``            True when the claim is not measurable only for want of runs in this campaign
 
 Verdicts (exactly these rules; ``power`` = 0.8):
 
@@ -44,7 +45,9 @@ Verdicts (exactly these rules; ``power`` = 0.8):
 - ``not significant``: p ≥ alpha and ``power_at_published`` < 0.8 (underpowered: ``repeats_needed`` says
   how many repeats would decide it).
 - ``not measurable here``: the claim maps to no cell we can run (the 975-OSD scaled cluster), our data lack
-  the cell or the metric, or too few runs for a test; ``diagnosis`` names the cause.
+  the cell or the metric, or too few runs for a test; ``diagnosis`` names the cause, and ``data_gap`` is
+  True when more runs of this campaign would make it testable (a missing cell or metric, too few runs):
+  such a claim is open, not decided.
 
 Absolute claims (kind ``measured``: IOPS, latencies, durations of the study's hardware) are kept as rows,
 with verdict ``not measurable here`` and diagnosis ``absolute value on another machine`` (``ours`` still
@@ -65,10 +68,11 @@ from statsmodels.stats.power import TTestIndPower
 
 from ..published_qos import PART1_SEED, PART2_SEED
 from .consistency import ALPHA, _n_per_arm
-from .reconcile import _values, claim_rows, our_cell, our_metric, WORKLOAD
+from .reconcile import WORKLOAD, _values, campaign_arms, claim_cells, claim_rows, our_metric
 
 COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
-           "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis"]
+           "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
+           "data_gap"]
 VERDICTS = ("holds", "contradicted", "not significant", "not measurable here")
 ABSOLUTE = "absolute value on another machine"
 PAIRED, WELCH = "paired t (log), by repeat", "Welch t (log)"
@@ -183,6 +187,7 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
     if "campaign" in metrics:
         metrics = metrics[metrics["campaign"].astype(str) == campaign]
     claims = claim_rows(published).reset_index(drop=True)
+    arms = campaign_arms(metrics)
     rows, pending = [], []  # pending: rows whose power and verdict come after one vectorised power call
     rank: dict[tuple[str, str], int] = {}
     for r in claims.itertuples(index=False):
@@ -194,9 +199,10 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         out = dict(campaign=campaign, study=study, claim_id=f"{study}-{slug}-{rank[study, slug]}",
                    sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
                    ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
-                   power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="")
+                   power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="",
+                   data_gap=False)
         rows.append(out)
-        scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
+        (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
         metric, mnote = our_metric(r.test, r.scheduler, r.metric)
         if scen is None:
             out["diagnosis"] = note
@@ -208,19 +214,19 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         if relation not in ("change_pct", "share_pct"):
             out["diagnosis"] = f"relation {relation!r} is not a relative change"
             continue
-        rs, ra, rnote = our_cell(r.ref_test, r.ref_scheduler, r.ref_profile)
         ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
         if rs is None:
             out["diagnosis"] = f"reference: {rnote}"
             continue
         ref = _values(metrics, rs, ra, ref_metric)
         if own.empty or ref.empty:
+            out["data_gap"] = True
             out["diagnosis"] = _missing(metrics, scen, arm, metric) if own.empty else \
                 f"reference: {_missing(metrics, rs, ra, ref_metric)}"
             continue
         t = _test(own, ref, relation, alpha)
         if not t or not np.isfinite(t["p"]):
-            out.update(n=min(len(own), len(ref)), diagnosis=f"too few runs for a test: {len(own)} of {scen}/{arm}, "
+            out.update(n=min(len(own), len(ref)), data_gap=not t, diagnosis=f"too few runs for a test: {len(own)} of {scen}/{arm}, "
                        f"{len(ref)} of {rs}/{ra}" if not t else "no spread and no change between the cells")
             continue
         notes = [n for n in (note, mnote) if n]
@@ -279,13 +285,21 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
     has a published direction: a relative or share claim) or ``absolute`` (a value of the study's own
     machine or of its 975-OSD cluster, always ``not measurable here``) — so the share of testable claims decided is
     not inflated by absolute values; and ``decided`` = the testable ones that hold, are contradicted or
-    are not measurable here with a cause."""
+    are not measurable here for a cause more runs would not remove (``data_gap`` False: e.g. the 975-OSD
+    cluster), and ``open`` = the testable ones short of runs (``data_gap``)."""
     kind = np.where(pd.to_numeric(table["direction"], errors="coerce").notna(), "testable", "absolute")
     c = pd.crosstab([table["campaign"], pd.Series(kind, index=table.index, name="claims")],
                     pd.Categorical(table["verdict"], categories=VERDICTS), dropna=False)
     c.columns.name = None
     c = c.reindex(columns=list(VERDICTS), fill_value=0)
     c = c[c.sum(axis=1) > 0]
-    dec = c["holds"] + c["contradicted"] + c["not measurable here"]
+    gap = table["data_gap"].fillna(False).astype(bool) if "data_gap" in table else \
+        pd.Series(False, index=table.index)
+    closed = (table["verdict"] == "not measurable here") & ~gap & (kind == "testable")
+    dec = c["holds"] + c["contradicted"] + closed.groupby(table["campaign"]).sum().reindex(
+        c.index.get_level_values("campaign")).to_numpy()
     c["decided"] = np.where(c.index.get_level_values("claims") == "testable", dec, 0)
+    opened = (table["verdict"] == "not measurable here") & gap & (kind == "testable")
+    c["open"] = np.where(c.index.get_level_values("claims") == "testable", opened.groupby(
+        table["campaign"]).sum().reindex(c.index.get_level_values("campaign")).to_numpy(), 0)
     return c

@@ -9,6 +9,9 @@ significance test over the repeats.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -23,12 +26,20 @@ SCENARIO = {"baseline": "baseline", "snaptrim": "snaptrim", "snaptrim_recovery":
 WORKLOAD = {"snaptrim": "randrw", "snaptrim_recovery": "randrw"}
 
 
-def our_cell(test: str, scheduler: str, profile: str) -> tuple[str | None, str | None, str]:
+#: prefix of an arm that runs a study's own mClock allocations under its profile name through Pacific's
+#: ``custom`` profile (capture/campaigns/qos-v2.yaml: ``seed_high_client_ops`` …)
+SEED_PREFIX = "seed_"
+SEED_NOTE = "the study's own allocations of {p} (custom profile), not Pacific's built-in {p}"
+
+
+def our_cell(test: str, scheduler: str, profile: str, arms: Collection[str] = ()) -> tuple[str | None, str | None, str]:
     """(scenario, arm, note) of our campaign for a published quantity; (None, None, why) when we have
     no such cell.  WPQ and a missing scheduler map to ``wpq``; mClock without a profile to its default
     ``high_client_ops``; the scrub-tuning tests to their tuned arms (``high_client_ops_maxscrubs10``,
     ``<profile>_cost20m``, and WPQ at requested-scrub priority 120 = ``wpq_scrubprio120`` for the
-    cost experiment, as the study compared them)."""
+    cost experiment, as the study compared them).  When ``arms`` (the campaign's arms in that scenario)
+    holds ``seed_<arm>``, that arm is taken: it runs the study's allocations, which Pacific's built-in
+    profile of the same name does not have."""
     scen = SCENARIO.get(test)
     if scen is None:
         return None, None, ("the 975-OSD scaled cluster is not reproducible on one VM" if test == "scaled_recovery"
@@ -46,7 +57,41 @@ def our_cell(test: str, scheduler: str, profile: str) -> tuple[str | None, str |
             arm = f"{arm}_maxscrubs10"
         elif test == "scrub_cost20m":
             arm = f"{arm}_cost20m"
+        if SEED_PREFIX + arm in arms:
+            arm = SEED_PREFIX + arm
+            note = "; ".join(n for n in (note, SEED_NOTE.format(p=profile or "high_client_ops")) if n)
     return scen, arm, note
+
+
+def claim_cells(r: Any, arms: Mapping[str, Collection[str]]) -> tuple[tuple, tuple]:
+    """Our (scenario, arm, note) for a claim row's quantity and for its reference (``ref_test`` …;
+    ``(None, None, "")`` when the row has none).  ``arms``: scenario → the campaign's arms there.  A
+    study's allocations (``seed_*`` arms) are used only where both mClock sides have them: a tuned arm
+    run with Pacific's built-in profile is compared with that built-in profile, never with the study's
+    allocations (the change would mix the tuning with the profile)."""
+    def cell(test: str, scheduler: str, profile: str, seed: bool) -> tuple:
+        scen = SCENARIO.get(test)
+        return our_cell(test, scheduler, profile, arms.get(scen, ()) if seed and scen else ())
+
+    own = cell(r.test, r.scheduler, r.profile, True)
+    ref_test = getattr(r, "ref_test", "")
+    if not isinstance(ref_test, str) or not ref_test:
+        return own, (None, None, "")
+    ref = cell(ref_test, r.ref_scheduler, r.ref_profile, True)
+    mclock = lambda s: isinstance(s, str) and s not in ("wpq", "")
+    seeded = [c[1] is not None and c[1].startswith(SEED_PREFIX) for c in (own, ref)]
+    if mclock(r.scheduler) and mclock(r.ref_scheduler) and seeded[0] != seeded[1]:
+        own = cell(r.test, r.scheduler, r.profile, False)
+        ref = cell(ref_test, r.ref_scheduler, r.ref_profile, False)
+    return own, ref
+
+
+def campaign_arms(metrics: pd.DataFrame) -> dict[str, set[str]]:
+    """scenario → the arms with runs in ``metrics`` (one campaign's :func:`run_metrics` rows)."""
+    if metrics.empty:
+        return {}
+    g = metrics[["scenario", "arm"]].astype(str).drop_duplicates()
+    return {s: set(a) for s, a in g.groupby("scenario")["arm"]}
 
 
 def our_metric(test: str, scheduler: str, metric: str) -> tuple[str, str]:
@@ -122,8 +167,9 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
     and workload caveats), ``stated`` (how often the text states the same
     claim: with ``dedupe`` one row per distinct claim, its first statement's figure)."""
     rows = []
+    arms = campaign_arms(metrics)
     for r in claim_rows(published, dedupe).itertuples(index=False):
-        scen, arm, note = our_cell(r.test, r.scheduler, r.profile)
+        (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
         metric, mnote = our_metric(r.test, r.scheduler, r.metric)
         note = "; ".join(n for n in (note, mnote) if n)
         own = _values(metrics, scen, arm, metric)
@@ -141,7 +187,6 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
                 out.update(ours=own.median(), ratio=own.median() / r.value if r.value else np.nan,
                            verdict="compared (absolute)")
         else:
-            rs, ra, rnote = our_cell(r.ref_test, r.ref_scheduler, r.ref_profile)
             ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
             rnote = "; ".join(n for n in (rnote, rmnote) if n)
             ref = _values(metrics, rs, ra, ref_metric)
