@@ -22,14 +22,16 @@ def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: flo
     """``summary(info)`` → (fields for the sitting record, text for the log line) of a kept run;
     ``after_failure`` runs after a failed attempt (e.g. wait until the cluster is clean again);
     ``block(run)``: the comparison block a run belongs to — past the deadline the sitting still finishes
-    the block it is in, so a block is never split between sittings (each bring-up is a new cluster)."""
+    the block it is in, so a block is never split between sittings (each bring-up is a new cluster), and
+    its first block runs whatever the budget (the bring-up and warm-up before it are already spent)."""
     prev = None
     for run in todo:
         if deadline and time.time() > deadline:
-            if block is None or prev is None or block(run) != block(prev):
+            if block is None or (prev is not None and block(run) != block(prev)):
                 log("time budget reached: stopping before the next run (resume later)")
                 break
-            log(f"time budget reached: finishing block {block(run)} first (a block stays in one sitting)")
+            log(f"time budget reached: finishing block {block(run)} first (a block stays in one sitting"
+                + (", and a sitting runs at least one)" if prev is None else ")"))
         prev = run
         earlier: list[dict[str, Any]] = []
         for attempt in range(1, ATTEMPTS + 1):
