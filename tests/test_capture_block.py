@@ -206,4 +206,3 @@ def test_do_runs_stops_at_the_deadline():
     do_runs(runs, fr, threshold=0.15, deadline=1.0, log=lines.append, errors=(RuntimeError,),
             sitting={"runs": []}, summary=lambda info: ({}, ""))
     assert fr.calls == [] and "time budget reached" in lines[0]
-
