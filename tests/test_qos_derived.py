@@ -177,6 +177,11 @@ def test_claim_cells_never_pair_a_built_in_profile_with_the_studys_allocations()
                  ref_test="scrub", ref_scheduler="wpq", ref_profile="")
     own, ref = rc.claim_cells(vs_wpq, arms)
     assert (own[1], ref[1]) == ("seed_high_client_ops", "wpq")
+    # the custom profile is no built-in: custom against a profile keeps the study's allocations
+    vs_custom = Row(test="scrub_custom", scheduler="mclock_scheduler", profile="custom",
+                    ref_test="scrub", ref_scheduler="mclock_scheduler", ref_profile="high_client_ops")
+    own, ref = rc.claim_cells(vs_custom, {"scrub": arms["scrub"] | {"custom"}})
+    assert (own[1], ref[1]) == ("custom", "seed_high_client_ops")
     # without seed arms (the qos-2026 campaign) nothing changes; a row without reference has none
     own, ref = rc.claim_cells(vs_wpq, {"scrub": {"wpq", "high_client_ops"}})
     assert (own[1], ref[1]) == ("high_client_ops", "wpq")

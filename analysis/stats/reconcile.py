@@ -78,9 +78,10 @@ def claim_cells(r: Any, arms: Mapping[str, Collection[str]]) -> tuple[tuple, tup
     if not isinstance(ref_test, str) or not ref_test:
         return own, (None, None, "")
     ref = cell(ref_test, r.ref_scheduler, r.ref_profile, True)
-    mclock = lambda s: isinstance(s, str) and s not in ("wpq", "")
+    # the custom profile is the same on both sides of any comparison: only built-in profiles are swapped
+    mclock = lambda s, p: isinstance(s, str) and s not in ("wpq", "") and p != "custom"
     seeded = [c[1] is not None and c[1].startswith(SEED_PREFIX) for c in (own, ref)]
-    if mclock(r.scheduler) and mclock(r.ref_scheduler) and seeded[0] != seeded[1]:
+    if mclock(r.scheduler, r.profile) and mclock(r.ref_scheduler, r.ref_profile) and seeded[0] != seeded[1]:
         own = cell(r.test, r.scheduler, r.profile, False)
         ref = cell(ref_test, r.ref_scheduler, r.ref_profile, False)
     return own, ref
