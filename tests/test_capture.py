@@ -570,6 +570,41 @@ def test_cmd_run_skips_done_redoes_partial_and_disturbed(tmp_path, monkeypatch, 
     assert FakeRunner.instances == []
 
 
+def test_a_block_split_by_an_earlier_sitting_is_run_again_whole(tmp_path, monkeypatch, capsys):
+    """A session stopped mid-block (qos-v2 scrub rep 2: 8 of 11 arms done in one bring-up): a throttled
+    campaign's next sitting moves the block's done runs under _superseded/<fsid>/ and redoes all of it."""
+    import yaml
+    doc = small_doc(min_repeats=1, repeats=1, scenarios={"baseline": {}, "scrub": {"background": ["deep_scrub"]}},
+                    throttle={"read_iops": 2500, "write_iops": 2500})
+    camp = tmp_path / "c.yaml"
+    camp.write_text(yaml.safe_dump(doc))
+    runs = cp.plan(cp.load(camp))
+    root = tmp_path / "out" / "t"
+    (root).mkdir(parents=True)
+    (root / "pilot.json").write_text(json.dumps({"scenarios": {"baseline": {"go": True}, "scrub": {"go": True}}}))
+    base = [r for r in runs if r.scenario == "baseline"]
+    scrub = [r for r in runs if r.scenario == "scrub"]
+    for r in base + scrub[:2]:  # baseline whole, scrub cut after two arms
+        (root / r.relpath).mkdir(parents=True)
+        (root / r.relpath / "run.json").write_text(json.dumps({"cluster": {"fsid": "f-old"}}))
+        (root / r.relpath / "done").write_text("x")
+    assert cp.split_blocks(root, runs) == {(1, "scrub"): scrub[:2]}
+    monkeypatch.setattr(cli, "preflight", lambda w: None)
+    monkeypatch.setattr(cli, "ensure_packages", lambda log: None)
+    monkeypatch.setattr(rn, "Runner", FakeRunner)
+    FakeRunner.instances, FakeRunner.script = [], {}
+    assert cli.main(["run", str(camp), "--out", str(tmp_path / "out")]) == 0
+    fr = FakeRunner.instances[0]
+    assert sorted(fr.attempts) == sorted(r.relpath for r in scrub)  # the whole block, baseline untouched
+    for r in scrub[:2]:
+        assert (root / "_superseded" / "f-old" / r.relpath / "done").exists()
+    why = json.loads((root / "_superseded" / "f-old" / "why.json").read_text())
+    assert why[0]["runs"] == [r.relpath for r in scrub[:2]]
+    assert why[0]["missing"] == [r.relpath for r in scrub[2:]]
+    assert "split" in capsys.readouterr().out
+    assert cp.split_blocks(root, runs) == {}
+
+
 def test_cmd_run_with_everything_done_needs_no_cluster(tmp_path, monkeypatch, capsys):
     import yaml
     camp = tmp_path / "c.yaml"

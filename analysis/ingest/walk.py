@@ -47,7 +47,7 @@ OPTIONAL_TABLES = ("blk_requests",)
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
               "osd_ra", "iteration")
-_SKIP_DIRS = {"_inprogress", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
+_SKIP_DIRS = {"_inprogress", "_superseded", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
 
 
 @dataclass

@@ -87,6 +87,9 @@ def cmd_run(a) -> int:
         forced = not go
         _log(why + ("; FORCED" if forced else ""))
     runs = cp.plan(doc)
+    if doc.get("throttle"):
+        # a block cut by an earlier sitting's end is run again whole (see sitting(): blocks never split)
+        cp.supersede_split_blocks(root, runs, _log)
     todo = cp.remaining(root, runs)
     if a.max_runs is not None:
         todo = todo[:a.max_runs]

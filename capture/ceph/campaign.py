@@ -10,6 +10,7 @@ random but the same in every sitting (which resuming relies on).
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import shutil
 import time
@@ -254,6 +255,65 @@ def set_aside(root: Path, run: Run) -> Path | None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.move(str(d), str(dest))
     return dest
+
+
+SUPERSEDED = "_superseded"  # finished runs of a block split between sittings; analysis.ingest.walk skips it
+
+
+def split_blocks(root: Path, runs: list[Run]) -> dict[tuple[int, str], list[Run]]:
+    """(repeat, scenario) blocks that are partly done: some runs have their ``done`` marker and some
+    do not.  At the start of a sitting such a block was cut by the end of an earlier one (a session
+    stopped mid-block), so its done runs come from another bring-up than the rest would.  → the done
+    runs of each such block."""
+    by: dict[tuple[int, str], list[Run]] = {}
+    for r in runs:
+        by.setdefault((r.repeat, r.scenario), []).append(r)
+    out = {}
+    for key, rs in by.items():
+        done = [r for r in rs if status(root, r) == "done"]
+        if done and len(done) < len(rs):
+            out[key] = done
+    return out
+
+
+def supersede_split_blocks(root: Path, runs: list[Run], log) -> list[Path]:
+    """Move the done runs of every split block (:func:`split_blocks`) to
+    ``<root>/_superseded/<cluster fsid>/<scenario>/<arm>/rep-NN`` with a ``why.json`` beside them, so the
+    whole block is run again in one bring-up.  Arms compared in a block must share a bring-up: the client
+    level moved 946 → 705 IOPS between two (pilot.json).  The runs are kept (raw data is never deleted)
+    but ingest skips the folder.  Returns where they went."""
+    import json
+    moved: list[Path] = []
+    for (rep, scen), done in sorted(split_blocks(root, runs).items()):
+        fsids = set()
+        for r in done:
+            try:
+                fsids.add(json.loads((root / r.relpath / "run.json").read_text())["cluster"]["fsid"])
+            except (OSError, ValueError, KeyError, TypeError):
+                fsids.add("unknown-cluster")
+        tag = "+".join(sorted(fsids))
+        base = root / SUPERSEDED / tag
+        for r in done:
+            dest = base / r.relpath
+            if dest.exists():
+                raise CampaignError(f"{dest} exists already: not moving {root / r.relpath} over it")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(root / r.relpath), str(dest))
+            moved.append(dest)
+        why = base / "why.json"
+        entries = json.loads(why.read_text()) if why.exists() else []
+        entries.append({"moved": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "repeat": rep, "scenario": scen,
+                        "runs": [r.relpath for r in done],
+                        "missing": [r.relpath for r in runs if (r.repeat, r.scenario) == (rep, scen)
+                                    and r not in done],
+                        "why": "block split between sittings (the earlier one stopped mid-block); the "
+                               "whole block is run again in one bring-up so its arms share a cluster"})
+        tmp = why.with_suffix(".tmp")
+        tmp.write_text(json.dumps(entries, indent=1) + "\n")
+        os.replace(tmp, why)
+        log(f"block rep {rep} / {scen} was split by an earlier sitting: its {len(done)} done runs moved to "
+            f"{base} (kept, not ingested); the whole block runs again")
+    return moved
 
 
 def finish_run(root: Path, run: Run, info: dict[str, Any], log) -> Path:
