@@ -119,6 +119,20 @@ def test_manifest_verification(tmp_path):
     assert "MANIFEST" in res.failed[0][1]
 
 
+def test_superseded_runs_are_in_the_manifest_but_not_ingested(tmp_path):
+    """A block split between sittings: its earlier runs move under _superseded/ (capture.ceph.campaign);
+    they stay checksummed, and ingest neither reads them nor calls them missing."""
+    root = _tree(tmp_path)
+    old = root / "ceph-qos" / "c1" / "_superseded" / "fsid-1" / "baseline" / "wpq" / "rep-01"
+    shutil.copytree(root / "ceph-qos" / "c1" / "baseline" / "wpq" / "rep-01", old)
+    m = write_manifest(root).read_text()
+    assert "ceph-qos/c1/_superseded/fsid-1/baseline/wpq/rep-01/run.json" in m
+    res = ingest(root, progress=False)
+    assert res.failed == []
+    assert not res.files["path"].str.contains("_superseded").any()
+    assert (res.files["path"] == "ceph-qos/c1/baseline/wpq/rep-01/run.json").any()
+
+
 def _assert_identical(a, b) -> None:
     """Row for row, dtype for dtype, category order for category order."""
     for n in ("files", "summary", "series"):

@@ -34,7 +34,8 @@ from typing import Any
 import pandas as pd
 
 from .base import IngestError
-from .walk import (IngestResult, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files, load_manifest)
+from .walk import (IngestResult, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
+                   load_manifest)
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
 NO_CAMPAIGN = "_none"
@@ -266,7 +267,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
             failed.append(f)
     if manifest is not None:
         seen = set(rels)
-        missing = sorted(set(manifest) - seen)
+        missing = sorted(r for r in set(manifest) - seen if NOT_INGESTED.isdisjoint(r.split("/")[:-1]))
         for rel in missing:
             msg = f"{rel}: listed in MANIFEST.sha256 but missing"
             failed.append((rel, msg))
