@@ -605,6 +605,33 @@ def test_a_block_split_by_an_earlier_sitting_is_run_again_whole(tmp_path, monkey
     assert cp.split_blocks(root, runs) == {}
 
 
+def test_a_campaign_file_may_only_raise_repeats_between_sittings(tmp_path, monkeypatch):
+    """More repeats for one scenario (what a pilot's power estimate may ask once the planned ones are in):
+    the old plan is a prefix of the new one, so the campaign goes on and the earlier file is kept."""
+    import hashlib
+    import yaml
+    doc = small_doc(min_repeats=1, repeats=1, scenarios={"baseline": {}, "scrub": {"background": ["deep_scrub"]}})
+    more = {**doc, "scenarios": {"baseline": {}, "scrub": {"background": ["deep_scrub"], "repeats": 3}}}
+    old, new = cp.validate(yaml.safe_load(yaml.safe_dump(doc))), cp.validate(yaml.safe_load(yaml.safe_dump(more)))
+    assert cp.extension_problem(old, new) is None
+    assert [r.relpath for r in cp.plan(new)][:len(cp.plan(old))] == [r.relpath for r in cp.plan(old)]
+    assert len(cp.plan(new)) == len(cp.plan(old)) + 2 * len(ARMS5)
+    assert "other than repeats" in cp.extension_problem(old, {**new, "seed": 8})
+    assert "begin with" in cp.extension_problem(new, old)  # lowering repeats is not an extension
+    root = tmp_path / "out" / "t"
+    camp = tmp_path / "c.yaml"
+    camp.write_text(yaml.safe_dump(doc))
+    cli._freeze_campaign_file(camp, root)
+    first = (root / "campaign.yaml").read_bytes()
+    camp.write_text(yaml.safe_dump(more))
+    cli._freeze_campaign_file(camp, root)
+    assert (root / "campaign.yaml").read_bytes() == camp.read_bytes()
+    assert (root / f"campaign-{hashlib.sha256(first).hexdigest()[:12]}.yaml").read_bytes() == first
+    camp.write_text(yaml.safe_dump({**more, "seed": 8}))
+    with pytest.raises(cp.CampaignError, match="differs"):
+        cli._freeze_campaign_file(camp, root)
+
+
 def test_cmd_run_with_everything_done_needs_no_cluster(tmp_path, monkeypatch, capsys):
     import yaml
     camp = tmp_path / "c.yaml"

@@ -50,14 +50,29 @@ def cmd_plan(a) -> int:
 
 
 def _freeze_campaign_file(src: Path, root: Path) -> None:
-    """The campaign file is copied beside the data once; a later sitting must use the same file."""
+    """The campaign file is copied beside the data once; a later sitting must use the same file, or one
+    that only raises repeats (:func:`capture.ceph.campaign.extension_problem`: e.g. the repeats a pilot's
+    power estimate asks for once the planned ones are in).  Then the file the earlier runs ran with is
+    kept as ``campaign-<sha256[:12]>.yaml`` (each run.json names its file's SHA-256) and the new one
+    takes its place."""
+    import hashlib
+    import os
     root.mkdir(parents=True, exist_ok=True)
     dst = root / "campaign.yaml"
     if dst.exists():
         if dst.read_bytes() != src.read_bytes():
-            raise cp.CampaignError(f"{src} differs from {dst}, the file the first sitting ran with: "
-                                   "a campaign's settings cannot change between sittings (start a new "
-                                   "campaign name instead)")
+            why = cp.extension_problem(cp.load(dst), cp.load(src))
+            if why is not None:
+                raise cp.CampaignError(f"{src} differs from {dst}, the file the first sitting ran with: {why}; "
+                                       "a campaign's settings cannot change between sittings, only its repeats "
+                                       "can be raised (start a new campaign name instead)")
+            keep = root / f"campaign-{hashlib.sha256(dst.read_bytes()).hexdigest()[:12]}.yaml"
+            shutil.copyfile(dst, keep)
+            tmp = root / ".campaign.yaml.tmp"
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)
+            _log(f"{src} raises repeats only: the campaign goes on with it ({dst}); the earlier file is kept "
+                 f"as {keep.name}")
     else:
         shutil.copyfile(src, dst)
 

@@ -145,6 +145,31 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
     return doc
 
 
+def _without_repeats(doc: dict[str, Any]) -> dict[str, Any]:
+    import copy
+    d = copy.deepcopy(doc)
+    d.pop("repeats", None)
+    for sc in (d.get("scenarios") or {}).values():
+        if isinstance(sc, dict):
+            sc.pop("repeats", None)
+            sc.pop("repeats_for", None)
+    return d
+
+
+def extension_problem(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why ``new`` (a validated campaign) cannot continue the campaign ``old`` was run with, or None when
+    it only raises repeats: every setting but ``repeats``/``repeats_for`` equal, and the old plan a prefix
+    of the new one (the plan is repeat-major, so more repeats only add blocks after the old ones: every
+    run already done keeps its place, and its block its arms)."""
+    if _without_repeats(old) != _without_repeats(new):
+        return "a setting other than repeats differs"
+    po = [(r.scenario, r.arm, r.repeat) for r in plan(old)]
+    pn = [(r.scenario, r.arm, r.repeat) for r in plan(new)]
+    if pn[:len(po)] != po:
+        return "the new plan does not begin with the old one (repeats can only be raised)"
+    return None
+
+
 PILOT_SUFFIX = "-pilot"
 
 
