@@ -120,7 +120,7 @@ def _claims(a: argparse.Namespace) -> int:
     if absent:
         print(f"claims: no runs of {', '.join(absent)} in {proc}: skipped")
     from .stats.reconcile import SCENARIO
-    metrics = {c: run_metrics(summary, series, c) for c in a.campaign if c in have}
+    metrics = {c: run_metrics(summary, series, c, windows=True) for c in a.campaign if c in have}
     qos = {c: m for c, m in metrics.items() if m["scenario"].astype(str).isin(set(SCENARIO.values())).any()}
     if len(qos) < len(metrics):
         print(f"claims: no QoS runs of {', '.join(c for c in metrics if c not in qos)} in {proc}: skipped")

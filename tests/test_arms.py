@@ -101,6 +101,39 @@ def test_client_during_moves_fio_time_onto_the_timeline_clock():
     assert r["during"] == pytest.approx(4.0) and r["outside"] == pytest.approx(1.0)
 
 
+def test_op_windows_censor_unfinished_operations_and_keep_a_pre_operation_reference():
+    """Hand-worked: fio's t0 is 0.4 s after the spawn, read and write windows summed per second."""
+    from analysis.stats.arms import op_windows
+
+    def keys(scen, rep):
+        return {"campaign": "c", "scenario": scen, "arm": "wpq", "repeat": str(rep)}
+    tl = lambda scen, rep, metric, v: {**keys(scen, rep), "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "",
+                                       "metric": metric, "value": v}
+    summary = pd.DataFrame([tl("scrub", 1, "scrub_start", 20.0), tl("scrub", 1, "scrub_duration", 30.0),
+                            tl("scrub", 2, "scrub_start", 20.0),                   # never ended
+                            tl("baseline", 1, "pool_objects", 1.0)])               # no operation
+    # client: 100 IOPS write + 50 read a second before the operation, 60 + 30 during, 100 + 50 after it
+    rows = []
+    for scen, rep in (("scrub", 1), ("scrub", 2), ("baseline", 1)):
+        for t in np.arange(1.0, 60.0):        # fio's clock; timeline t = t + 0.4 → rounds to t
+            during = scen == "scrub" and 20 <= t <= (50 if rep == 1 else 99)
+            for ddir, v in (("write", 60.0 if during else 100.0), ("read", 30.0 if during else 50.0)):
+                rows.append({**keys(scen, rep), "kind": "fio-log", "job": "client", "ddir": ddir, "metric": "iops",
+                             "t_s": t, "value": v, "fio_t0_after_spawn_s": "0.4"})
+    w = op_windows(summary, pd.DataFrame(rows)).set_index(["scenario", "repeat"])
+    done, cens, base = w.loc[("scrub", "1")], w.loc[("scrub", "2")], w.loc[("baseline", "1")]
+    assert done["op"] == "scrub" and done["ended_in_client"] and (done["win_lo"], done["win_hi"]) == (20.0, 50.0)
+    assert done["client_iops"] == pytest.approx(90.0) and done["client_iops_pre"] == pytest.approx(150.0)
+    assert done["pre_windows"] == 10 and done["client_end"] == 59.0
+    # unfinished: censored at the client's end (59 s), still all at the during level
+    assert not cens["ended_in_client"] and np.isnan(cens["op_duration"]) and cens["win_hi"] == 59.0
+    assert cens["client_iops"] == pytest.approx(90.0) and cens["client_iops_pre"] == pytest.approx(150.0)
+    # no operation: the client after the warm-up, no pre-operation reference
+    assert base["op"] is None and (base["win_lo"], base["win_hi"]) == (10.0, 59.0)
+    assert base["client_iops"] == pytest.approx(150.0) and np.isnan(base["client_iops_pre"])
+    assert base["pre_windows"] == 0
+
+
 def test_during_and_scrub_tuning_tables_group_by_value():
     from analysis.stats.arms import during_table, scrub_tuning_table
 

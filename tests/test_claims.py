@@ -64,6 +64,36 @@ def hand():
     return pub, metrics, cl.claims_table(pub, metrics, "hand")
 
 
+def test_client_drop_against_the_same_runs_before_the_operation_when_every_run_has_it():
+    """A drop claim against the baseline test: with client_iops_pre in every operation run it is tested
+    within each run (paired by run), whatever the baseline runs say (another bring-up); without it, against
+    the baseline runs."""
+    pre = np.array([800.0, 700.0, 900.0])
+    d = np.array([-0.30, -0.25, -0.35])              # log(during / pre): mean −0.30, sd 0.05
+    rows = []
+    for metric, vals in (("client_iops_pre", pre), ("client_iops_op", pre * np.exp(d)),
+                         ("client_iops", pre * 0.9)):
+        rows += [dict(scenario="scrub", arm="wpq", repeat=r, metric=metric, value=v) for r, v in zip([1, 2, 3], vals)]
+    rows += [dict(scenario="baseline", arm="wpq", repeat=r, metric="client_iops", value=v)
+             for r, v in zip([1, 2, 3], [500.0, 1200.0, 700.0])]
+    pub = pd.DataFrame([claim("Chart 1", "", -27, test="scrub", seed=PART2_SEED)])
+    pub.loc[0, ["scheduler", "ref_test", "ref_scheduler"]] = ["wpq", "baseline", ""]
+    metrics = pd.DataFrame(rows)
+    assert cl.within_run_reference(metrics)
+    r = cl.claims_table(pub, metrics, "hand").iloc[0]
+    assert r["test"] == cl.PAIRED and r["n"] == 3
+    assert r["ours"] == pytest.approx(100 * np.expm1(-0.30))
+    assert r["p"] == pytest.approx(stats.ttest_1samp(d, 0).pvalue)
+    assert r["verdict"] == "holds" and "before the operation" in r["diagnosis"]
+    # one operation run without its pre-operation windows: the baseline runs are the reference for all
+    m2 = metrics[~((metrics["metric"] == "client_iops_pre") & (metrics["repeat"] == 3))]
+    assert not cl.within_run_reference(m2)
+    r2 = cl.claims_table(pub, m2, "hand").iloc[0]
+    dl = np.log(pre * 0.9) - np.log([500.0, 1200.0, 700.0])
+    assert r2["ours"] == pytest.approx(100 * np.expm1(dl.mean()))
+    assert "before the operation" not in r2["diagnosis"]
+
+
 def test_schema_columns_and_order(hand):
     *_, t = hand
     assert list(t.columns) == EXPECTED_COLUMNS == cl.COLUMNS

@@ -187,3 +187,26 @@ def test_claim_cells_never_pair_a_built_in_profile_with_the_studys_allocations()
     assert (own[1], ref[1]) == ("high_client_ops", "wpq")
     alone = Row(test="scrub", scheduler="mclock_scheduler", profile="balanced", ref_test=float("nan"))
     assert rc.claim_cells(alone, arms)[1] == (None, None, "")
+
+
+V2_RUN = Path(__file__).resolve().parents[1] / "data" / "raw" / "ceph-qos" / "qos-v2" / "snaptrim" / "high_client_ops" / "rep-01"
+
+
+def test_client_iops_during_the_operation_and_before_it_from_the_raw_log():
+    """qos-v2 (throttled, randread QD 128, snaptrim requested 20 s in): client_iops_op / client_iops_pre
+    recomputed from fio's 1 s IOPS log read with pandas, on the timeline's clock (run.json's anchors)."""
+    r = ingest(V2_RUN, progress=False)
+    m = qd.run_metrics(r.summary, r.series, windows=True).set_index("metric")["value"]
+    assert "client_iops_op" not in qd.run_metrics(r.summary, r.series)["metric"].to_numpy()
+    s = r.summary.set_index("metric")["value"]
+    start, dur = s["snaptrim_start"], s["snaptrim_duration"]
+    anchors = json.load(open(V2_RUN / "run.json"))["anchors"]
+    t0 = round(anchors["fio_t0_unix"] - anchors["fio_spawn_unix"], 3)
+    d = pd.read_csv(V2_RUN / "client_iops.1.log.gz", header=None, usecols=[0, 1], names=["t_ms", "v"])
+    per_s = d.groupby((d["t_ms"] / 1000 + t0).round(0))["v"].sum()
+    assert start + dur <= per_s.index.max() + 1  # this run's snaptrim ended inside the client run
+    during = per_s[(per_s.index >= start) & (per_s.index <= start + dur)]
+    pre = per_s[(per_s.index >= 10) & (per_s.index < start)]
+    assert len(pre) >= 5 and len(during) > 30
+    assert m["client_iops_op"] == pytest.approx(during.mean(), rel=1e-12)
+    assert m["client_iops_pre"] == pytest.approx(pre.mean(), rel=1e-12)

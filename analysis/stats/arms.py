@@ -19,6 +19,11 @@ RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
 RUN_FACTS = ["scheduler", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
              "background_unfinished", "redone"]
 DURATIONS = ["scrub_duration", "snaptrim_duration", "recovery_duration"]
+#: scenario → the operation it is about (its window defines "during"); the timeline's metric prefix
+MAIN_OP = {"scrub": "scrub", "recovery_scrub": "scrub", "snaptrim": "snaptrim",
+           "snaptrim_recovery": "snaptrim", "recovery": "recovery"}
+#: fewest 1 s client windows before the operation for a run's own pre-operation reference
+MIN_PRE_WINDOWS = 5
 
 
 def run_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -146,3 +151,54 @@ def scrub_tuning_table(runs: pd.DataFrame, during: pd.DataFrame, scenario: str =
     out = g[["iops", "clat_mean_ms", "clat_during_scrub_ms", "scrub_duration"]].median()
     out.insert(0, "n", g.size())
     return out
+
+
+def op_windows(summary: pd.DataFrame, series: pd.DataFrame, warmup_s: float = 10.0) -> pd.DataFrame:
+    """Per run, the main operation's window (:data:`MAIN_OP`) and the client IOPS in it and before it.
+
+    Clock: the timeline's (t = 0 at fio's spawn); fio 3.33's 1 s IOPS log rows are moved onto it by the
+    run's ``fio_t0_after_spawn_s`` and rounded to the second, directions summed per second.  Columns
+    (keys as strings): ``op`` (None for a scenario without one), ``op_start`` and ``op_duration`` (s;
+    duration NaN when the operation had not ended when the timeline stopped), ``client_end`` (s, fio's
+    last window), ``ended_in_client`` (start + duration ≤ client_end + 1 s), ``win_lo``/``win_hi``: the
+    window, [start, start + duration] when the operation ended within the client run, else [start,
+    client_end] (right-censored: a slow arm is measured over the client's time); a run without an
+    operation: [``warmup_s``, client_end]; ``client_iops`` (IOPS, mean of the windows inside),
+    ``client_iops_pre`` (IOPS, the same run's windows from ``warmup_s`` to the operation's start: a
+    reference within the run) and ``pre_windows`` (how many such windows)."""
+    keys = [k for k in RUN_KEYS if k in summary.columns]
+    s = summary.dropna(subset=keys)
+    se = series.dropna(subset=keys)
+    runs = pd.DataFrame({k: s[k].astype(str) for k in keys}).drop_duplicates().reset_index(drop=True)
+    io = se[str_eq(se["kind"], "fio-log") & str_eq(se["metric"], "iops")]
+    t0 = io["fio_t0_after_spawn_s"] if "fio_t0_after_spawn_s" in io else pd.Series(0.0, index=io.index)
+    t_fio = io["t_s"] + pd.to_numeric(t0.astype(str), errors="coerce").fillna(0.0)
+    io = pd.DataFrame({**{k: io[k].astype(str) for k in keys}, "t": t_fio.round(0), "v": io["value"]})
+    io = io.groupby(keys + ["t"], observed=True)["v"].sum().reset_index()
+    runs = runs.merge(io.groupby(keys)["t"].max().rename("client_end").reset_index(), on=keys, how="left")
+    runs["op"] = pd.Series([MAIN_OP.get(sc) for sc in runs["scenario"]], index=runs.index, dtype=object)
+    tl = s[str_eq(s["kind"], "ceph-pg-timeline")]
+    tl = pd.DataFrame({**{k: tl[k].astype(str) for k in keys}, "metric": tl["metric"].astype(str),
+                       "value": tl["value"]})
+    piv = tl.pivot_table(index=keys, columns="metric", values="value", aggfunc="max", observed=True)
+    start = np.full(len(runs), np.nan)
+    dur = np.full(len(runs), np.nan)
+    idx = pd.MultiIndex.from_frame(runs[keys])
+    for op in runs["op"].dropna().unique():
+        m = (runs["op"] == op).to_numpy()
+        for col, out in ((f"{op}_start", start), (f"{op}_duration", dur)):
+            if col in piv:
+                out[m] = piv[col].reindex(idx[m]).to_numpy(float)
+    runs["op_start"], runs["op_duration"] = start, dur
+    runs["ended_in_client"] = (runs["op_start"] + runs["op_duration"]) <= runs["client_end"] + 1.0
+    runs["win_lo"] = np.where(runs["op"].notna(), runs["op_start"], warmup_s)
+    runs["win_hi"] = np.where(runs["ended_in_client"], runs["op_start"] + runs["op_duration"], runs["client_end"])
+    m = io.merge(runs[keys + ["win_lo", "win_hi", "op_start"]], on=keys, how="inner")
+    inside = m[(m["t"] >= m["win_lo"]) & (m["t"] <= m["win_hi"])]
+    pre = m[(m["t"] >= warmup_s) & (m["t"] < m["op_start"])]
+    runs = runs.merge(inside.groupby(keys)["v"].mean().rename("client_iops").reset_index(), on=keys, how="left")
+    g = pre.groupby(keys)["v"]
+    runs = runs.merge(pd.DataFrame({"client_iops_pre": g.mean(), "pre_windows": g.size()}).reset_index(),
+                      on=keys, how="left")
+    runs["pre_windows"] = runs["pre_windows"].fillna(0).astype("int64")
+    return runs

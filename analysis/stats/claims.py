@@ -37,6 +37,11 @@
 ``verdict``, ``diagnosis``  see below
 ``data_gap``            True when the claim is not measurable only for want of runs in this campaign
 
+A claim of a client drop against the baseline test (``client_iops`` of a scenario against the baseline's)
+is tested within each run where the campaign allows it (:func:`within_run_reference`): the client IOPS
+while the operation ran (``client_iops_op``) against the same run's before it (``client_iops_pre``),
+paired by run, and the diagnosis says so; otherwise against the baseline runs, paired by repeat.
+
 Verdicts (exactly these rules; ``power`` = 0.8):
 
 - ``holds``: p < alpha and our change has the published direction.
@@ -146,6 +151,28 @@ def _to_unit(logr, relation: str):
     return 100 * np.exp(logr) if relation == "share_pct" else 100 * np.expm1(logr)
 
 
+BASELINE = "baseline"
+WITHIN_NOTE = ("the same runs' client IOPS before the operation (10 s to its start), not the baseline runs "
+               "(another block, another bring-up); ours: the client IOPS from the operation's start to its "
+               "end, or to the client's end where it did not end")
+
+
+def within_run_reference(metrics: pd.DataFrame) -> bool:
+    """Does every run with an operation have its own pre-operation client IOPS (``client_iops_pre``,
+    :func:`analysis.stats.qos_derived.run_metrics`: ≥ 5 one-second windows before the operation)?  Then a
+    claim of a client drop against the baseline test is tested within each run (IOPS during the operation
+    against before it, paired by run): the client level moves between bring-ups of the cluster (946 vs
+    705 IOPS for the same arm in the qos-v2 pilot), and a blocked campaign runs its baseline block in
+    another bring-up than the operation's block.  Campaigns where some run starts its operation sooner
+    (qos-2026's scrub at 10 s) keep the baseline runs as the reference for every claim."""
+    if "metric" not in metrics or metrics.empty:
+        return False
+    k = ["scenario", "arm", "repeat"]
+    op = metrics.loc[metrics["metric"] == "client_iops_op", k].astype(str).drop_duplicates()
+    pre = metrics.loc[metrics["metric"] == "client_iops_pre", k].astype(str).drop_duplicates()
+    return not op.empty and len(op.merge(pre, on=k)) == len(op)
+
+
 def _missing(metrics: pd.DataFrame, scen: str, arm: str, metric: str) -> str:
     cell = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm)] if len(metrics) else metrics
     return f"no runs of {scen}/{arm} in this campaign" if cell.empty else f"no {metric} in the runs of {scen}/{arm}"
@@ -188,6 +215,7 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         metrics = metrics[metrics["campaign"].astype(str) == campaign]
     claims = claim_rows(published).reset_index(drop=True)
     arms = campaign_arms(metrics)
+    within = within_run_reference(metrics)
     rows, pending = [], []  # pending: rows whose power and verdict come after one vectorised power call
     rank: dict[tuple[str, str], int] = {}
     for r in claims.itertuples(index=False):
@@ -218,6 +246,10 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         if rs is None:
             out["diagnosis"] = f"reference: {rnote}"
             continue
+        if within and rs == BASELINE and scen != BASELINE and metric == ref_metric == "client_iops":
+            # the client drop an operation causes: during it against the same run before it
+            metric, ref_metric, rs, ra, rnote = "client_iops_op", "client_iops_pre", scen, arm, WITHIN_NOTE
+            own = _values(metrics, scen, arm, metric)
         ref = _values(metrics, rs, ra, ref_metric)
         if own.empty or ref.empty:
             out["data_gap"] = True

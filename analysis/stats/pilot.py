@@ -58,10 +58,9 @@ import pandas as pd
 
 from ..labels import str_eq
 
+from .arms import MAIN_OP, op_windows  # noqa: F401  (MAIN_OP: the scenario → operation map, re-exported)
+
 RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
-#: scenario → (main operation, timeline metric prefix); the issue's scenarios
-MAIN_OP = {"scrub": "scrub", "recovery_scrub": "scrub", "snaptrim": "snaptrim",
-           "snaptrim_recovery": "snaptrim", "recovery": "recovery"}
 #: campaign YAML background op name → timeline prefix
 OP_OF_BACKGROUND = {"deep_scrub": "scrub", "snaptrim": "snaptrim", "recovery": "recovery"}
 THRESHOLDS = {"min_duration_s": 60.0, "max_duration_s": 150.0, "min_queue_per_osd": 8.0,
@@ -103,42 +102,16 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
     off = tl0.merge(su0, on=RUN_KEYS, how="outer")
     off["su_offset"] = off["su_t0"] - off["tl_t0"]
     runs = runs.merge(off[RUN_KEYS + ["su_offset"]], on=RUN_KEYS, how="left")
-    # fio: 1 s IOPS windows on the timeline's clock, directions summed per second
-    io = se[str_eq(se["kind"], "fio-log") & str_eq(se["metric"], "iops")]
-    t_fio = io["t_s"] + pd.to_numeric(io["fio_t0_after_spawn_s"].astype(str), errors="coerce").fillna(0.0)
-    io = pd.DataFrame({**{k: io[k] for k in RUN_KEYS}, "t": t_fio.round(0), "v": io["value"]})
-    io = io.groupby(RUN_KEYS + ["t"], observed=True)["v"].sum().reset_index()
-    runs = runs.merge(io.groupby(RUN_KEYS)["t"].max().rename("client_end").reset_index(), on=RUN_KEYS, how="left")
-    # the operation's start and duration
-    runs["op"] = [main_op(sc) for sc in runs["scenario"]]
-    tl = s[str_eq(s["kind"], "ceph-pg-timeline")]
-    piv = tl.pivot_table(index=RUN_KEYS, columns="metric", values="value", aggfunc="max", observed=True)
-    start = np.full(len(runs), np.nan)
-    dur = np.full(len(runs), np.nan)
-    for i, (key, op) in enumerate(zip(runs[RUN_KEYS].itertuples(index=False, name=None), runs["op"])):
-        if op is None or key not in piv.index:
-            continue
-        row = piv.loc[key]
-        start[i] = row.get(f"{op}_start", np.nan)
-        dur[i] = row.get(f"{op}_duration", np.nan)
-    runs["op_start"], runs["op_duration"] = start, dur
-    runs["ended_in_client"] = (runs["op_start"] + runs["op_duration"]) <= runs["client_end"] + 1.0
-    w_lo = np.where(runs["op"].notna(), runs["op_start"], warmup_s)
-    w_hi = np.where(runs["ended_in_client"], runs["op_start"] + runs["op_duration"], runs["client_end"])
-    runs["win_lo"], runs["win_hi"] = w_lo, w_hi
+    # the operation's window and the client IOPS in it and before it (arms.op_windows: one definition
+    # for the gate and the campaign's claims)
+    w = op_windows(summary, series, warmup_s).drop(columns="pre_windows")
+    runs = runs.merge(w, on=RUN_KEYS, how="left")
     win = runs[RUN_KEYS + ["win_lo", "win_hi", "su_offset", "op"]]
 
     def inside(df: pd.DataFrame, t: pd.Series) -> pd.DataFrame:
         m = df.assign(_t=t.to_numpy()).merge(win, on=RUN_KEYS, how="inner")
         return m[(m["_t"] >= m["win_lo"]) & (m["_t"] <= m["win_hi"])]
 
-    ci = inside(io, io["t"])
-    runs = runs.merge(ci.groupby(RUN_KEYS)["v"].mean().rename("client_iops").reset_index(), on=RUN_KEYS, how="left")
-    # the same run before its operation (after the warm-up): a reference that needs no other run
-    pre = io.merge(runs[RUN_KEYS + ["op_start"]], on=RUN_KEYS, how="inner")
-    pre = pre[(pre["t"] >= warmup_s) & (pre["t"] < pre["op_start"])]
-    runs = runs.merge(pre.groupby(RUN_KEYS)["v"].mean().rename("client_iops_pre").reset_index(), on=RUN_KEYS,
-                      how="left")
     # sysutil: machine CPU, steal, per-OSD queue
     su = se[str_eq(se["kind"], "sysutil")]
     su = su[su["metric"].isin(["cpu_busy", "cpu_steal", "osd_queued"])]

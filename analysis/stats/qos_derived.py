@@ -15,6 +15,13 @@ Metric names are :data:`analysis.published_qos.METRICS`:
   scrub"); directions weighted by their IOPS in the same windows (ms);
 - ``clat_p95`` / ``clat_p99`` / ``clat_p99.5``: fio's completion-latency percentiles of the write
   direction over the whole run (ms; percentiles of two directions cannot be pooled);
+- ``client_iops_op``: the client's IOPS (fio's 1 s windows, directions summed) from the operation's start
+  to its end, or to the client's end when it did not end within the client run (right-censored: slow
+  arms are measured over the client's time), :func:`analysis.stats.arms.op_windows`;
+- ``client_iops_pre``: the same run's client IOPS from 10 s (after fio's warm-up) to the operation's
+  start, where that is at least :data:`analysis.stats.arms.MIN_PRE_WINDOWS` windows: the client without
+  the operation in the same bring-up of the cluster, a reference for the client drop that needs no
+  baseline run (which in a blocked campaign may come from another bring-up);
 - ``snaptrim_rate`` / ``recovery_rate``: objects trimmed / misplaced objects recovered per second over the
   operation's duration; ``scrub_rate``: logical MiB scrubbed per second; ``*_duration``: s, from the
   pool/PG timeline; ``*_objects``: objects trimmed / recovered.
@@ -26,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..labels import str_eq, str_isin
-from .arms import RUN_KEYS, client_during, run_table
+from .arms import MIN_PRE_WINDOWS, RUN_KEYS, client_during, op_windows, run_table
 
 #: background operation whose active window defines ``clat_during`` in each captured scenario
 DURING_OP = {"snaptrim": "snaptrim", "snaptrim_recovery": "snaptrim", "scrub": "scrub", "recovery_scrub": "scrub"}
@@ -36,7 +43,7 @@ TIMELINE = {"snaptrim_rate": ("snaptrim_rate", 1.0), "snaptrim_duration": ("snap
             "recovery_duration": ("recovery_duration", 1.0), "recovery_objects": ("recovery_objects", 1.0),
             "scrub_rate": ("scrub_rate", 1 / 2**20), "scrub_duration": ("scrub_duration", 1.0)}
 PERCENTILES = ("clat_p95", "clat_p99", "clat_p99.5")
-UNITS = {"clat_outside": "ms", "client_bw": "MiB/s", "clat_p95": "ms", "clat_p99": "ms", "clat_p99.5": "ms", "client_iops": "IOPS", "clat_mean": "ms", "clat_during": "ms", "client_iops_during": "IOPS",
+UNITS = {"client_iops_op": "IOPS", "client_iops_pre": "IOPS", "clat_outside": "ms", "client_bw": "MiB/s", "clat_p95": "ms", "clat_p99": "ms", "clat_p99.5": "ms", "client_iops": "IOPS", "clat_mean": "ms", "clat_during": "ms", "client_iops_during": "IOPS",
          "snaptrim_rate": "objects/s", "recovery_rate": "objects/s", "scrub_rate": "MiB/s",
          "snaptrim_duration": "s", "recovery_duration": "s", "scrub_duration": "s",
          "snaptrim_objects": "objects", "recovery_objects": "objects"}
@@ -68,9 +75,11 @@ def clat_during(series: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | None = None) -> pd.DataFrame:
+def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | None = None,
+                windows: bool = False) -> pd.DataFrame:
     """Long table, one row per (run, metric): ``campaign, scenario, arm, repeat, scheduler, profile,
-    metric, value, unit`` with every metric of the module docstring that the run has."""
+    metric, value, unit`` with every metric of the module docstring that the run has (``client_iops_op``
+    and ``client_iops_pre`` only with ``windows``: the claims table's within-run client drop)."""
     if campaign is not None:
         summary = summary[str_eq(summary["campaign"], campaign)]
         series = series[str_eq(series["campaign"], campaign)]
@@ -101,6 +110,13 @@ def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | Non
         p = p.reset_index()
         p["repeat"] = pd.to_numeric(p["repeat"].astype(str)).astype("int64")
         wide = wide.astype({k: str for k in keys[:-1]}).merge(p.astype({k: str for k in keys[:-1]}), on=keys, how="left")
+    w = op_windows(summary, series) if windows else pd.DataFrame(columns=["op"])
+    w = w[w["op"].notna()]
+    if not w.empty:
+        o = pd.DataFrame({**{k: w[k] for k in keys[:-1]}, "repeat": pd.to_numeric(w["repeat"]).astype("int64"),
+                          "client_iops_op": w["client_iops"],
+                          "client_iops_pre": w["client_iops_pre"].where(w["pre_windows"] >= MIN_PRE_WINDOWS)})
+        wide = wide.astype({k: str for k in keys[:-1]}).merge(o, on=keys, how="left")
     d = clat_during(series, summary)
     if not d.empty:
         d = d.astype({k: str for k in keys[:-1]})
