@@ -12,6 +12,8 @@ CLIENT_IOPS = "qos-client-iops-by-arm"
 CLIENT_CLAT = "qos-client-clat-by-arm"
 BACKGROUND_DURATIONS = "qos-background-durations-by-arm"
 REGIME = "qos-regime-cpu-queue"
+OP_RATE = "qos-op-rate-by-arm"
+CLIENT_DROP = "qos-client-drop-by-arm"
 
 #: display order: WPQ first, then Pacific's profiles, then the tuned arms in their campaign-file order
 ARM_ORDER = ["wpq", "wpq_scrubprio120", "high_client_ops", "balanced", "high_recovery_ops", "custom"]
@@ -23,9 +25,10 @@ def arm_order(arms: pd.Series | list[str]) -> list[str]:
 
 
 def by_arm(runs: pd.DataFrame, value: str, label: str, fig_id: str, scenarios: list[str] | None = None,
-           col_wrap: int = 3, sharey: bool = True) -> plt.Figure:
+           col_wrap: int = 3, sharey: bool = True, hue: str | None = None) -> plt.Figure:
     """One panel per scenario: each run's ``value`` (a column of ``analysis.stats.arms.run_table``)
-    as a point per arm, with the arm's median as a bar.  Arms without that value are left out."""
+    as a point per arm, with the arm's median as a bar.  Arms without that value are left out.  ``hue``:
+    a column whose values colour the points (one legend, on the first panel)."""
     d = runs.dropna(subset=[value])
     scen = [s for s in (scenarios or list(dict.fromkeys(d["scenario"]))) if s in set(d["scenario"])]
     n = max(len(scen), 1)
@@ -34,13 +37,19 @@ def by_arm(runs: pd.DataFrame, value: str, label: str, fig_id: str, scenarios: l
     widths = [len(set(d.loc[d["scenario"] == s, "arm"])) for s in scen] or [1]
     fig, axes = plt.subplots(nrow, ncol, figsize=(max(widths) * 0.55 * ncol + 2, 3.4 * nrow),
                              squeeze=False, sharey=sharey)
+    hues = sorted(map(str, d[hue].dropna().unique())) if hue is not None else []
     for ax, s in zip(axes.flat, scen):
         g = d[d["scenario"] == s]
         order = arm_order(g["arm"])
         med = g.groupby("arm", observed=True)[value].median().reindex(order)
         ax.bar(range(len(order)), med.to_numpy(), color="0.85", edgecolor="0.5")
+        kw = dict(color="C0") if hue is None else dict(
+            hue=hue, hue_order=hues, palette=dict(zip(hues, ("C0", "C3", "C2", "C1"))),
+            legend="auto" if ax is axes.flat[0] else False)
         with seeded_jitter():
-            sns.stripplot(g, x="arm", y=value, order=order, ax=ax, size=4, color="C0", jitter=0.15)
+            sns.stripplot(g, x="arm", y=value, order=order, ax=ax, size=4, jitter=0.15, **kw)
+        if hue is not None and ax.get_legend() is not None:
+            ax.get_legend().set_title(None)
         ax.set(title=s, xlabel="", ylabel=label)
         ax.tick_params(axis="x", rotation=60)
         for t in ax.get_xticklabels():
@@ -90,4 +99,32 @@ def regime(facts: pd.DataFrame, fig_id: str = REGIME) -> plt.Figure:
     axes[1].axhline(8, color="C3", lw=0.8, ls="--")
     fig.set_label(fig_id)
     tight_layout(fig)
+    return fig
+
+
+def op_rate(facts: pd.DataFrame, fig_id: str = OP_RATE) -> plt.Figure:
+    """Objects per second the scenario's main operation got through, per arm, one panel per scenario
+    (``analysis.stats.pilot.run_facts``: from the operation's start to its end; where it did not end
+    within the client run, to the client's end, coloured apart: a right-censored run's rate is what it
+    did in the time it had, not a finished operation's)."""
+    import numpy as np
+    d = facts[facts["op"].notna()].copy()
+    d["operation"] = np.where(d["ended_in_client"].fillna(False).astype(bool), "ended in the client run",
+                              "not ended: rate to the client's end")
+    d["scenario"] = d["scenario"].astype(str) + " · " + d["op"].astype(str)
+    fig = by_arm(d, "op_rate", "objects / s", fig_id, sharey=False, hue="operation")
+    for ax in fig.axes:
+        ax.set_ylim(bottom=0)
+    return fig
+
+
+def client_drop(facts: pd.DataFrame, fig_id: str = CLIENT_DROP) -> plt.Figure:
+    """The client's IOPS drop while the operation ran against the same run before it, % (``run_facts``:
+    ``client_iops`` over the operation's window, ``client_iops_pre`` from 10 s to its start), per arm, one
+    panel per scenario; positive = fewer IOPS during the operation."""
+    d = facts[facts["op"].notna()].copy()
+    d["drop_pct"] = 100 * (1 - d["client_iops"] / d["client_iops_pre"])
+    fig = by_arm(d, "drop_pct", "client IOPS drop (%)", fig_id)
+    for ax in fig.axes:
+        ax.axhline(0, color="0.3", lw=0.8)
     return fig
