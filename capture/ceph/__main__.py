@@ -67,8 +67,9 @@ def _freeze_campaign_file(src: Path, root: Path) -> None:
                                        "a campaign's settings cannot change between sittings, only its repeats "
                                        "can be raised (start a new campaign name instead)")
             keep = root / f"campaign-{hashlib.sha256(dst.read_bytes()).hexdigest()[:12]}.yaml"
-            shutil.copyfile(dst, keep)
             tmp = root / ".campaign.yaml.tmp"
+            shutil.copyfile(dst, tmp)
+            os.replace(tmp, keep)
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
             _log(f"{src} raises repeats only: the campaign goes on with it ({dst}); the earlier file is kept "

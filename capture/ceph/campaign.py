@@ -333,7 +333,7 @@ def supersede_split_blocks(root: Path, runs: list[Run], log) -> list[Path]:
                                     and r not in done],
                         "why": "block split between sittings (the earlier one stopped mid-block); the "
                                "whole block is run again in one bring-up so its arms share a cluster"})
-        tmp = why.with_suffix(".tmp")
+        tmp = why.with_name(".why.json.tmp")  # hidden: never in the manifest if left behind
         tmp.write_text(json.dumps(entries, indent=1) + "\n")
         os.replace(tmp, why)
         log(f"block rep {rep} / {scen} was split by an earlier sitting: its {len(done)} done runs moved to "
