@@ -275,3 +275,19 @@ def test_regime_figure_has_its_id_and_marks_what_was_not_recorded():
     assert texts == ["not recorded"]
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_arm_summary_medians_count_ended_runs_and_the_drop_within_runs():
+    """Hand-made run_facts rows: two runs of one arm, one ended and one not, and a baseline run left out."""
+    f = pd.DataFrame({"scenario": ["scrub", "scrub", "baseline"], "arm": ["wpq"] * 3, "op": ["scrub", "scrub", None],
+                      "ended_in_client": [True, False, False], "op_duration": [60.0, np.nan, np.nan],
+                      "op_rate": [100.0, 20.0, np.nan], "queue_per_osd": [30.0, 34.0, 31.0],
+                      "cpu_busy": [0.1, 0.3, 0.1], "client_iops": [600.0, 700.0, 800.0],
+                      "client_iops_pre": [800.0, 700.0, np.nan]})
+    t = pl.arm_summary(f)
+    assert list(t.index) == [("scrub", "wpq")]
+    r = t.iloc[0]
+    assert r["runs"] == 2 and r["ended"] == 1 and r["op_s"] == 60.0 and r["op_rate"] == pytest.approx(60.0)
+    assert r["queued"] == pytest.approx(32.0) and r["cpu"] == pytest.approx(0.2)
+    assert r["drop_pct"] == pytest.approx(12.5)  # median of 25 % and 0 %
+    assert list(pl.client_drop_pct(f).round(6)[:2]) == [25.0, 0.0]

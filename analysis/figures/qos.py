@@ -122,8 +122,9 @@ def client_drop(facts: pd.DataFrame, fig_id: str = CLIENT_DROP) -> plt.Figure:
     """The client's IOPS drop while the operation ran against the same run before it, % (``run_facts``:
     ``client_iops`` over the operation's window, ``client_iops_pre`` from 10 s to its start), per arm, one
     panel per scenario; positive = fewer IOPS during the operation."""
+    from analysis.stats.pilot import client_drop_pct
     d = facts[facts["op"].notna()].copy()
-    d["drop_pct"] = 100 * (1 - d["client_iops"] / d["client_iops_pre"])
+    d["drop_pct"] = client_drop_pct(d)
     fig = by_arm(d, "drop_pct", "client IOPS drop (%)", fig_id)
     for ax in fig.axes:
         ax.axhline(0, color="0.3", lw=0.8)

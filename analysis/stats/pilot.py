@@ -406,3 +406,24 @@ def regime_table(facts: pd.DataFrame) -> pd.DataFrame:
                      "op_rate_spread": med.max() / med.min() if len(med) >= 2 else np.nan})
     return pd.DataFrame(rows, columns=["campaign", "scenario", "runs", "arms", "cpu_busy", "queue_per_osd",
                                        "op_rate_spread"])
+
+
+def client_drop_pct(facts: pd.DataFrame) -> pd.Series:
+    """Per run of :func:`run_facts`, the client's IOPS drop while the operation ran against the same run
+    before it, % (100 · (1 − client_iops / client_iops_pre)); NaN without a pre-operation reference."""
+    return 100 * (1 - facts["client_iops"] / facts["client_iops_pre"])
+
+
+def arm_summary(facts: pd.DataFrame) -> pd.DataFrame:
+    """Per (scenario, arm) of the runs with an operation (:func:`run_facts`): ``runs``, ``ended`` (runs whose
+    operation ended in the client run) and the medians over runs of ``op_s`` (duration, s; runs where it
+    ended, in the client run or after it), ``op_rate`` (objects/s in the window, right-censored where it did not end), ``queued`` (ops per
+    OSD), ``cpu`` (machine busy fraction), ``iops_during`` / ``iops_before`` (client IOPS in the window and
+    before the operation) and ``drop_pct`` (:func:`client_drop_pct`)."""
+    f = facts[facts["op"].notna()].assign(drop_pct=lambda d: client_drop_pct(d),
+                                          ended=lambda d: d["ended_in_client"].fillna(False).astype(bool))
+    g = f.groupby(["scenario", "arm"], sort=True, observed=True)
+    return pd.DataFrame({"runs": g.size(), "ended": g["ended"].sum(), "op_s": g["op_duration"].median(),
+                         "op_rate": g["op_rate"].median(), "queued": g["queue_per_osd"].median(),
+                         "cpu": g["cpu_busy"].median(), "iops_during": g["client_iops"].median(),
+                         "iops_before": g["client_iops_pre"].median(), "drop_pct": g["drop_pct"].median()})
