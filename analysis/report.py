@@ -23,6 +23,7 @@ from pathlib import Path
 
 #: figure-id prefix → (function that draws it, notebook that calls it); first match wins
 FIGURE_SOURCES: tuple[tuple[str, str, str], ...] = (
+    ("compare-forest", "analysis.figures.compare.forest", "15-compare"),
     ("consistency-round-distributions", "analysis.figures.consistency.round_distributions", "10-consistency"),
     ("consistency-diff-ratio-heatmap", "analysis.figures.consistency.diff_ratio_heatmap", "10-consistency"),
     ("consistency-order-drift", "analysis.figures.consistency.order_drift", "10-consistency"),
@@ -155,9 +156,10 @@ def claims_section(path: Path) -> str:
     if not path.is_file():
         return ""
     import pandas as pd
-    from .stats.claims import verdict_counts
+    from .stats.claims import decided_by_repeats, verdict_counts
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     counts = verdict_counts(table).reset_index()
+    ahead = decided_by_repeats(table).reset_index()
 
     def num(fmt):
         return lambda x: "" if pd.isna(x) else format(x, fmt)
@@ -174,6 +176,10 @@ def claims_section(path: Path) -> str:
             f"not measurable for a cause more runs would not remove; a claim short of runs "
             f"(<code>data_gap</code>) is open. Rows per verdict:</p>"
             f"{counts.to_html(index=False, classes='meta', border=0)}"
+            f"<p>Testable claims decided at R repeats if each claim's spread stays as measured "
+            f"(<code>decided_by_repeats</code>: an underpowered claim is decided once R reaches its "
+            f"<code>repeats_needed</code>; a projection from few repeats, not a measurement):</p>"
+            f"{ahead.to_html(index=False, classes='meta', border=0)}"
             f"<details><summary>the table ({len(table)} claims)</summary>"
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
@@ -233,12 +239,30 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if claims:  # near the top: before the notebooks
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
+    head = offline_head(head)
+    # the lab template titles every page "Notebook": the report's own title instead
+    head = re.sub(r"<title>.*?</title>", "", head, flags=re.S).replace(
+        "<head>", "<head><title>cephqos-lab report</title>", 1) if "<head>" in head else head
     page = (f"<!DOCTYPE html><html>{head.replace('</head>', style + '</head>')}<body class='jp-Notebook'>"
             f"<nav><h1>cephqos-lab report</h1><ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, out)
     return out
+
+
+_REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.S)
+_MATHJAX_CONFIG = re.compile(r"<script type=[\"']text/x-mathjax-config[\"']>.*?</script>", re.S)
+_REMOTE_MODULE = re.compile(r"<script type=[\"']module[\"']>(?:(?!</script>).)*https?://(?:(?!</script>).)*</script>", re.S)
+
+
+def offline_head(head: str) -> str:
+    """The lab template's ``<head>`` without what it loads from a CDN: require.js and MathJax (no notebook
+    here typesets TeX or needs AMD modules; plotly.js is embedded once by :func:`build_report`), and the
+    Mermaid loader (no diagrams).  Offline, each of them was a failed request and a console error."""
+    for rx in (_REMOTE_SCRIPT, _MATHJAX_CONFIG, _REMOTE_MODULE):
+        head = rx.sub("", head)
+    return head
 
 
 PUBLISHED_REF = re.compile(r"data/published/([\w.-]+\.csv)")
@@ -286,7 +310,7 @@ def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: s
     import pandas as pd
 
     proc = Path(processed)
-    files = pd.read_parquet(proc / "files.parquet", columns=["path", "sha256", "campaign"])
+    files = _files_with_campaign(proc / "files.parquet")
     lines, checked = [], []
     for nb in map(Path, notebooks):
         need = required_campaigns(nb)
@@ -305,6 +329,39 @@ def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: s
     tmp.write_text("".join(f"{c}\n" for c in dict.fromkeys(checked)), encoding="utf-8")
     os.replace(tmp, proc / "campaigns" / CHECKED)  # a fresh mtime even when the list is the same
     return "\n".join(lines) + "\n"
+
+
+def _files_with_campaign(path: Path):
+    """``files.parquet``'s path, sha256 and campaign (a data set whose runs name no campaign, e.g. a bare
+    folder of fio outputs, has no campaign column: every campaign is then absent)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+    have = set(pq.ParquetFile(path).schema_arrow.names)
+    files = pd.read_parquet(path, columns=[c for c in ("path", "sha256", "campaign") if c in have])
+    for c in ("path", "sha256", "campaign"):
+        if c not in files:
+            files[c] = None
+    return files
+
+
+def nothing_readable(processed: str | Path) -> str:
+    """Why a report cannot be made from ``processed`` (its ``summary.parquet`` has no row: the data folder
+    was empty or held nothing a reader claims; the files per status are named), or ``""``."""
+    import pyarrow.parquet as pq
+    proc = Path(processed)
+    p = proc / "summary.parquet"
+    if not p.is_file() or pq.ParquetFile(p).metadata.num_rows:
+        return ""
+    data = (proc / "data-dir.txt").read_text().strip() if (proc / "data-dir.txt").is_file() else str(proc)
+    f = proc / "files.parquet"
+    status = ""
+    if f.is_file():
+        col = pq.ParquetFile(f).read(columns=["status"]).column("status").to_pylist() \
+            if "status" in pq.ParquetFile(f).schema_arrow.names else []
+        counts = {k: col.count(k) for k in dict.fromkeys(col)}
+        status = " (" + ", ".join(f"{v} {k}" for k, v in counts.items()) + ")" if counts else " (no files)"
+    return (f"{data}: nothing readable{status}: expected fio, rados bench, blktrace/blkparse/btt, sysutil or "
+            "cephqos-pg-timeline output")
 
 
 def notebook_parameters(notebook) -> dict:
@@ -352,8 +409,10 @@ def missing_campaigns(notebook: str | Path, processed: str | Path) -> list[str]:
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
         # ParquetFile, not read_table: that goes through pyarrow.dataset, which imports pandas
-        col = pq.ParquetFile(p).read(columns=["campaign"]).column("campaign").cast("string")
-        have = {v for v in pc.unique(col).to_pylist() if v is not None}
+        pf = pq.ParquetFile(p)
+        if "campaign" in pf.schema_arrow.names:  # runs that name no campaign: every campaign is missing
+            col = pf.read(columns=["campaign"]).column("campaign").cast("string")
+            have = {v for v in pc.unique(col).to_pylist() if v is not None}
     return [c for c in need if c not in have]
 
 

@@ -253,7 +253,10 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
     page = build_report(reports, tmp_path).read_text()
     assert page.index("<section id='claims'>") < page.index("<section id='10-something'>")
     assert page.index("href='#claims'") < page.index("href='#10-something'")
-    counts = page[page.index("<section id='claims'>"):page.index("<details>", page.index("<section id='claims'>"))]
+    start = page.index("<section id='claims'>")
+    counts = page[start:page.index("Testable claims decided at R repeats", start)]
+    ahead = page[page.index("Testable claims decided at R repeats", start):page.index("<details>", start)]
+    assert re.findall(r"<th>([^<]*)</th>", ahead)[:3] == ["campaign", "testable", "decided now"]
     cells = re.findall(r"<td>([^<]*)</td>", counts)
     assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "claims", *cl.VERDICTS, "decided", "open"]
     kinds = np.where(t["direction"].notna(), "testable", "absolute")
@@ -321,3 +324,19 @@ def test_verdict_counts_keep_absolute_values_apart_from_testable_claims():
     assert c.loc[("c", "testable"), ["not measurable here", "decided", "open"]].tolist() == [2, 3, 1]
     assert c.loc[("c", "absolute")].to_dict() == {"holds": 0, "contradicted": 0, "not significant": 0,
                                                   "not measurable here": 2, "decided": 0, "open": 0}
+
+
+def test_decided_by_repeats_adds_the_underpowered_claims_whose_repeats_needed_are_reached():
+    """At R ≥ repeats_needed the verdict rules decide a claim whatever p comes out; open claims (data_gap),
+    claims with no estimate of the repeats needed and absolute values never count."""
+    t = pd.DataFrame({"campaign": ["c"] * 8 + ["d"],
+                      "direction": [1.0, -1.0, 1.0, 1.0, -1.0, 1.0, 1.0, np.nan, 1.0],
+                      "verdict": ["holds", "contradicted", "not significant", "not significant", "not significant",
+                                  "not measurable here", "not measurable here", "not measurable here",
+                                  "not significant"],
+                      "repeats_needed": [2, 2, 4, 30, np.nan, np.nan, np.nan, np.nan, 7],
+                      "data_gap": [False] * 6 + [True, False, False],
+                      "diagnosis": [""] * 9})
+    got = cl.decided_by_repeats(t, repeats=(3, 4, 29, 30))
+    assert got.loc["c"].to_dict() == {"testable": 7, "decided now": 3, "at 3": 3, "at 4": 4, "at 29": 4, "at 30": 5}
+    assert got.loc["d"].to_dict() == {"testable": 1, "decided now": 0, "at 3": 0, "at 4": 0, "at 29": 1, "at 30": 1}

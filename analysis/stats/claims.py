@@ -335,3 +335,26 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
     c["open"] = np.where(c.index.get_level_values("claims") == "testable", opened.groupby(
         table["campaign"]).sum().reindex(c.index.get_level_values("campaign")).to_numpy(), 0)
     return c
+
+
+def decided_by_repeats(table: pd.DataFrame, repeats=(3, 5, 10, 20, 50, 100)) -> pd.DataFrame:
+    """How many testable claims each campaign would decide at ``repeats`` repeats if its spread stays as
+    measured: the ones decided now (:func:`verdict_counts`) plus the ``not significant`` ones whose
+    ``repeats_needed`` ≤ R.  At R ≥ ``repeats_needed`` the test has power ≥ 0.8 for the published effect, so
+    the verdict rules decide the claim whatever p comes out (p < α: holds or contradicted; p ≥ α:
+    contradicted).  A projection, not a measurement: the spread of 2–3 repeats is itself uncertain.
+    Columns: ``testable``, ``decided now``, then one per R (claims decided), in ``repeats`` order; one row per
+    campaign."""
+    counts = verdict_counts(table)
+    testable = counts.xs("testable", level="claims") if "testable" in counts.index.get_level_values("claims") \
+        else counts.iloc[:0].droplevel("claims")
+    kind = pd.to_numeric(table["direction"], errors="coerce").notna()
+    pending = table[kind & (table["verdict"] == "not significant")]
+    need = pd.to_numeric(pending["repeats_needed"], errors="coerce")
+    out = pd.DataFrame({"testable": testable.drop(columns=["decided", "open"]).sum(axis=1),
+                        "decided now": testable["decided"]})
+    for r in repeats:
+        more = (need <= r).groupby(pending["campaign"]).sum()
+        out[f"at {r}"] = out["decided now"] + more.reindex(out.index, fill_value=0)
+    out.index.name = "campaign"
+    return out.astype(int)
