@@ -1,0 +1,307 @@
+"""A against B on any ingested data: per matching cell and metric, the repeats of each side compared.
+
+In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
+
+* **The sample is the run**, never the 1 s windows inside it: one value per run and metric, from the tidy
+  ``summary`` table of :mod:`analysis.ingest` (any layout: capture runs, CBT archives, bare fio/rados bench
+  outputs).  A run is the ``run`` key (the run.json folder, the CBT ``id-…`` folder), else the file.
+  Within a run, throughputs (units ``1/s``, ``B/s``) of its jobs and files are summed (a CBT run has one
+  output per client volume); latencies and durations (``ns``, ``s``) are averaged over them, unweighted.
+  fio's ``All clients`` job (``fio --client``) is dropped: it repeats its clients' sum; so are fio's logs
+  (``fio-log``, ``fio-hist-log``) of a run that has its fio JSON, whose summary they restate.
+* **A cell** is what must match on both sides: ``kind``, ``ddir``, ``metric``, ``unit`` and the workload
+  keys present in the data (:data:`WORKLOAD_KEYS`: scenario, our run.json's target/rw/bs, CBT's benchmark,
+  mode, op_size, iodepth, …).
+  Cells on one side only are listed (``verdict`` ``only old`` / ``only new``), never dropped.
+* **Per side**: n runs, the median with a distribution-free 95 % CI from order statistics (binomial; it
+  needs n ≥ 6, else NaN: three repeats cannot bound a median at 95 %).
+* **The test**: Welch's t-test on the log values (``Welch t (log)``; a ratio is the natural scale for
+  throughput and latency, and Welch assumes no equal spread), two-sided; the effect is the ratio of the
+  geometric means as % change with its Welch 95 % CI (it excludes 0 exactly when p < alpha).  Values ≤ 0
+  (a metric that can be 0) use Welch on the raw values and the difference of means (``Welch t``).
+  ``p_holm``: Holm-adjusted over every tested row (many cells × metrics: ``expected_by_chance`` =
+  alpha × tested rows differ by chance alone; the verdict is per row, as benchstat's).
+* **Verdict**: ``~`` when p ≥ alpha; else ``better`` / ``worse`` by the metric's direction (throughputs and
+  rates higher is better; latencies and durations lower).  ``cannot test`` when a side has fewer than 2
+  runs or no spread on either side.  ``repeats_needed``: runs per side for power 0.8 at alpha to detect the
+  observed change at the observed spread (:func:`analysis.stats.consistency._n_per_arm`, two-sample t).
+* ``regression``: ``worse`` and |effect| ≥ ``threshold`` % — what ``python -m analysis compare`` exits 1 on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .consistency import ALPHA, _n_per_arm, holm
+
+HIGHER_BETTER = ("1/s", "B/s")
+LOWER_BETTER = ("ns", "s")
+#: the metrics compared by default (the tidy tables' names): client throughput and latency (fio, rados
+#: bench), background-operation durations and rates (the cephqos-pg-timeline)
+DEFAULT_METRICS = ("iops", "bw", "lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9",
+                   "scrub_duration", "scrub_rate", "snaptrim_duration", "snaptrim_rate",
+                   "recovery_duration", "recovery_rate")
+#: run keys that say which workload a run ran (both sides must match on those the data has)
+WORKLOAD_KEYS = ("scenario", "target", "rw", "bs", "benchmark", "mode", "readmode", "op_size", "iodepth",
+                 "numjobs", "concurrent_ops", "concurrent_procs", "pool_profile", "vol_size", "osd_ra")
+CELL = ("kind", "ddir", "metric", "unit")
+FIO_LOGS = ("fio-log", "fio-hist-log")
+COLUMNS = ["n_old", "n_new", "median_old", "median_old_lo", "median_old_hi", "median_new", "median_new_lo",
+           "median_new_hi", "delta_pct", "effect_pct", "effect_lo", "effect_hi", "test", "p", "p_holm",
+           "repeats_needed", "verdict", "regression"]
+SIDES = ("old", "new")
+
+
+class CompareError(ValueError):
+    """Input that cannot be compared (no runs on a side, a split key the data lacks)."""
+
+
+def workload_keys(*summaries: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
+    """The :data:`WORKLOAD_KEYS` that some summary has with a value (less ``exclude``)."""
+    return [k for k in WORKLOAD_KEYS if k not in exclude
+            and any(k in s and s[k].notna().any() for s in summaries)]
+
+
+def run_values(summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str] | None = DEFAULT_METRICS,
+               ) -> pd.DataFrame:
+    """One value per run and cell: columns ``keys`` + :data:`CELL` + ``run``, ``value`` (the tool's unit:
+    B/s, 1/s, ns, s).  Throughputs are summed over a run's jobs and files, other units averaged."""
+    s = summary
+    if metrics is not None:
+        s = s[s["metric"].astype(str).isin(list(metrics))]
+    if "job" in s:
+        s = s[s["job"].astype(str) != "All clients"]
+    run = s["run"].astype("string") if "run" in s else pd.Series(pd.NA, index=s.index, dtype="string")
+    run = run.fillna(s["source"].astype("string"))
+    kind = s["kind"].astype("string")
+    # fio's logs restate its JSON summary (window means): read them only for runs without the JSON
+    with_json = run[(kind == "fio-json").fillna(False)].unique()
+    keep = ~(kind.isin(FIO_LOGS).fillna(False) & run.isin(with_json))
+    s, run = s[keep.to_numpy()], run[keep.to_numpy()]
+    cols = {k: (s[k].astype("string").fillna("") if k in s else pd.Series("", index=s.index, dtype="string"))
+            for k in [*keys, *CELL]}
+    g = pd.DataFrame({**cols, "run": run, "value": s["value"].astype(float)}).groupby(
+        [*keys, *CELL, "run"], sort=True, observed=True)["value"]
+    out = pd.DataFrame({"sum": g.sum(), "mean": g.mean()}).reset_index()
+    out["value"] = np.where(out["unit"].isin(HIGHER_BETTER), out["sum"], out["mean"])
+    return out.drop(columns=["sum", "mean"])
+
+
+def median_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """Distribution-free CI of the median from order statistics: the widest symmetric pair
+    (x₍k₎, x₍n+1−k₎) whose binomial(n, ½) coverage is ≥ ``confidence``; (NaN, NaN) when even (min, max)
+    covers less (n < 6 at 95 %)."""
+    x = np.sort(np.asarray(x, float))
+    n = len(x)
+    if n == 0:
+        return np.nan, np.nan
+    k = np.arange(1, n // 2 + 1)
+    cover = 1 - 2 * stats.binom.cdf(k - 1, n, 0.5)  # P(x_(k) ≤ median ≤ x_(n+1-k))
+    ok = k[cover >= confidence]
+    if not len(ok):
+        return np.nan, np.nan
+    k = ok.max()
+    return float(x[k - 1]), float(x[n - k])
+
+
+def _welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
+    """Welch t of b against a: on logs when every value is positive (effect: ratio of geometric means, %),
+    else on the raw values (effect: difference of means, % of a's mean)."""
+    log = (a > 0).all() and (b > 0).all()
+    xa, xb = (np.log(a), np.log(b)) if log else (a, b)
+    va, vb = xa.var(ddof=1) / len(xa), xb.var(ddof=1) / len(xb)
+    se = np.sqrt(va + vb)
+    diff = xb.mean() - xa.mean()
+    if not se > 0:
+        return dict(test="", p=np.nan, d=np.nan, mean=diff, lo=np.nan, hi=np.nan, log=log)
+    df = (va + vb) ** 2 / (va ** 2 / (len(xa) - 1) + vb ** 2 / (len(xb) - 1))
+    p = float(2 * stats.t.sf(abs(diff) / se, df))
+    half = stats.t.ppf(1 - alpha / 2, df) * se
+    pooled = np.sqrt(((len(xa) - 1) * xa.var(ddof=1) + (len(xb) - 1) * xb.var(ddof=1)) / (len(xa) + len(xb) - 2))
+    return dict(test="Welch t (log)" if log else "Welch t", p=p, d=abs(diff) / pooled if pooled > 0 else np.inf,
+                mean=diff, lo=diff - half, hi=diff + half, log=log, ma=a.mean())
+
+
+def _pct(w: dict, key: str) -> float:
+    v = w[key]
+    return float(100 * np.expm1(v)) if w["log"] else float(100 * v / w["ma"]) if w.get("ma") else np.nan
+
+
+def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = None,
+            metrics: Sequence[str] | None = DEFAULT_METRICS, alpha: float = ALPHA, threshold_pct: float = 5.0,
+            power: float = 0.8) -> pd.DataFrame:
+    """Compare two ``summary`` tables (old = A, new = B): one row per cell (index: ``keys`` + :data:`CELL`),
+    columns :data:`COLUMNS` (module docstring).  ``keys`` default: :func:`workload_keys` of both."""
+    keys = list(workload_keys(old, new) if keys is None else keys)
+    va, vb = run_values(old, keys, metrics), run_values(new, keys, metrics)
+    if va.empty and vb.empty:
+        raise CompareError("no runs with the compared metrics on either side "
+                           f"(metrics: {', '.join(metrics) if metrics else 'all'})")
+    idx = [*keys, *CELL]
+    both = pd.concat([va.assign(side="old"), vb.assign(side="new")], ignore_index=True)
+    values = {k: g.to_numpy(float) for k, g in both.groupby([*idx, "side"], sort=False)["value"]}
+    cells = list(both[idx].drop_duplicates().sort_values(idx).itertuples(index=False, name=None))
+    rows = []
+    none = np.array([])
+    for cell in cells:
+        a, b = values.get((*cell, "old"), none), values.get((*cell, "new"), none)
+        r = dict.fromkeys(COLUMNS, np.nan)
+        r.update(n_old=len(a), n_new=len(b), test="", verdict="", regression=False)
+        for side, x in (("old", a), ("new", b)):
+            if len(x):
+                r[f"median_{side}"] = float(np.median(x))
+                r[f"median_{side}_lo"], r[f"median_{side}_hi"] = median_ci(x)
+        if len(a) and len(b) and r["median_old"]:
+            r["delta_pct"] = 100 * (r["median_new"] / r["median_old"] - 1)
+        if not len(a) or not len(b):
+            r["verdict"] = "only new" if not len(a) else "only old"
+        elif min(len(a), len(b)) < 2:
+            r["verdict"] = f"cannot test: n = {len(a)} vs {len(b)} runs (a side needs ≥ 2)"
+        else:
+            w = _welch(a, b, alpha)
+            if not w["test"]:
+                r["verdict"] = "cannot test: no spread on either side"
+            else:
+                unit = cell[len(keys) + CELL.index("unit")]
+                sign = 1 if unit in HIGHER_BETTER else -1 if unit in LOWER_BETTER else 0
+                r.update(test=w["test"], p=w["p"], effect_pct=_pct(w, "mean"), effect_lo=_pct(w, "lo"),
+                         effect_hi=_pct(w, "hi"))
+                r["repeats_needed"] = float(_n_per_arm(np.array([w["d"]]), alpha, power)[0]) \
+                    if np.isfinite(w["d"]) else np.nan
+                if w["p"] >= alpha:
+                    r["verdict"] = "~"
+                else:
+                    r["verdict"] = "better" if sign * w["mean"] > 0 else "worse" if sign else "differs"
+                r["regression"] = bool(r["verdict"] == "worse" and abs(r["effect_pct"]) >= threshold_pct)
+        rows.append(r)
+    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(list(cells), names=idx), columns=COLUMNS)
+    tested = out["p"].notna().to_numpy()
+    if tested.any():
+        out.loc[tested, "p_holm"] = holm(out.loc[tested, "p"].to_numpy(float))
+    for c in ("n_old", "n_new"):
+        out[c] = out[c].astype(int)
+    out["regression"] = out["regression"].astype(bool)
+    out.attrs.update(alpha=alpha, threshold_pct=threshold_pct, keys=keys,
+                     expected_by_chance=alpha * int(tested.sum()))
+    return out
+
+
+def split(summary: pd.DataFrame, by: str, old: str | None = None, new: str | None = None,
+          ) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    """One table split in two by the values of column ``by``: (old rows, new rows, old value, new value).
+    Without ``old``/``new`` the column must have exactly two values (old: the first in sorted order)."""
+    if by not in summary:
+        raise CompareError(f"the data has no column {by!r} to split by "
+                           f"(columns: {', '.join(c for c in summary.columns if c not in ('value',))})")
+    col = summary[by].astype("string")
+    values = sorted(col.dropna().unique())
+    if old is None or new is None:
+        if len(values) != 2:
+            raise CompareError(f"{by!r} has {len(values)} values ({', '.join(values)}): "
+                               "name the two to compare (--old VALUE --new VALUE)")
+        old, new = old or values[0], new or values[1]
+    for v in (old, new):
+        if v not in values:
+            raise CompareError(f"{by!r} has no value {v!r} (values: {', '.join(values)})")
+    return summary[(col == old).fillna(False)], summary[(col == new).fillna(False)], old, new
+
+
+@dataclass
+class Sides:
+    """The two summaries to compare, their names, the split key (kept out of the cell keys) and notes on
+    what was not read (failed, empty or unrecognised files)."""
+    old: pd.DataFrame
+    new: pd.DataFrame
+    names: tuple[str, str]
+    exclude: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def sides(old: str | Path, new: str | Path | None = None, by: str | None = None, old_value: str | None = None,
+          new_value: str | None = None, where: Mapping[str, str] | None = None, jobs: int = 1) -> Sides:
+    """Load ``old`` and ``new`` (:func:`analysis.ingest.anysource.load`: folders, archives, files or ingested
+    tables), keep the rows whose run keys equal ``where`` (e.g. ``{"campaign": "qos-v2"}``), or split ``old``
+    by ``by`` (:func:`split`) when ``new`` is None.  CompareError for a side with no rows, or for neither /
+    both of ``new`` and ``by``; IngestError for a path that cannot be read."""
+    from ..ingest.anysource import load
+    if (new is None) == (by is None):
+        raise CompareError("give two data paths (OLD NEW), or one path and a key to split it by (--by KEY)")
+    notes: list[str] = []
+    tables = []
+    for path in ([old] if new is None else [old, new]):
+        src = load(path, jobs=jobs)
+        notes += [f"{path}: {err}" for _, err in src.failed]
+        if src.skipped:
+            notes.append(f"{path}: {len(src.skipped)} file(s) not read (" + ", ".join(
+                f"{r}: {st}" for r, st in src.skipped[:5]) + (", …" if len(src.skipped) > 5 else "") + ")")
+        t = src.summary
+        for k, v in (where or {}).items():
+            if k not in t:
+                raise CompareError(f"{path}: the data has no column {k!r} to select {k}={v}")
+            t = t[(t[k].astype("string") == str(v)).fillna(False)]
+        if t.empty:
+            raise CompareError(f"{path}: nothing readable (no benchmark output with a summary"
+                               + (f" where {', '.join(f'{k}={v}' for k, v in where.items())})" if where else ")"))
+        tables.append(t)
+    if new is None:
+        a, b, va, vb = split(tables[0], by, old_value, new_value)
+        return Sides(a, b, (f"{by}={va}", f"{by}={vb}"), [by], notes)
+    return Sides(tables[0], tables[1], (str(old), str(new)), [], notes)
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """One line: rows per verdict, the regressions, and how many differences alpha alone would give."""
+    v = table["verdict"].where(~table["verdict"].str.startswith("cannot test"), "cannot test")
+    counts = v.value_counts()
+    order = ["better", "worse", "differs", "~", "cannot test", "only old", "only new"]
+    parts = [f"{int(counts[k])} {k}" for k in order if k in counts]
+    return (f"{len(table)} cells: " + ", ".join(parts)
+            + f"; {int(table['regression'].sum())} regression(s) beyond {table.attrs.get('threshold_pct', 5):g} %"
+            + f"; {table.attrs.get('expected_by_chance', 0):.1f} of the tested would differ at "
+              f"alpha {table.attrs.get('alpha', ALPHA):g} by chance alone")
+
+
+_DISPLAY = {"B/s": (2 ** 20, "MiB/s"), "ns": (1e3, "µs"), "1/s": (1, "1/s"), "s": (1, "s")}
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The table for people: the cell keys in one column, values in display units (MiB/s, µs), a median
+    with its CI as text, the change and its CI, p, the verdict."""
+    t = table.reset_index()
+    keys = [k for k in table.attrs.get("keys", []) if k in t]
+    scale = t["unit"].map(lambda u: _DISPLAY.get(u, (1, u))[0]).astype(float)
+    unit = t["unit"].map(lambda u: _DISPLAY.get(u, (1, u))[1])
+
+    def med(side: str) -> pd.Series:
+        m, lo, hi = (t[f"median_{side}{s}"] / scale for s in ("", "_lo", "_hi"))
+        txt = m.map(lambda x: "" if pd.isna(x) else f"{x:.4g}")
+        ci = [f" [{a:.4g}, {b:.4g}]" if pd.notna(a) else "" for a, b in zip(lo, hi)]
+        return txt + pd.Series(ci, index=t.index)
+
+    cell = pd.Series([" ".join(x for x in row if x) for row in t[keys].astype(str).itertuples(index=False, name=None)],
+                     index=t.index, dtype=object)
+    eff = [("" if pd.isna(e) else f"{e:+.1f} % [{lo:+.1f}, {hi:+.1f}]")
+           for e, lo, hi in zip(t["effect_pct"], t["effect_lo"], t["effect_hi"])]
+    return pd.DataFrame({
+        "cell": (cell + " " + t["kind"].astype(str) + " " + t["ddir"].astype(str)).str.strip(),
+        "metric": t["metric"], "unit": unit, "n": t["n_old"].astype(str) + "/" + t["n_new"].astype(str),
+        "old median [95 % CI]": med("old"), "new median [95 % CI]": med("new"),
+        "Δ median": t["delta_pct"].map(lambda x: "" if pd.isna(x) else f"{x:+.1f} %"),
+        "change [95 % CI]": eff, "p": t["p"].map(lambda x: "" if pd.isna(x) else f"{x:.3g}"),
+        "verdict": t["verdict"] + np.where(t["regression"], " (regression)", ""),
+        "repeats needed": t["repeats_needed"].map(lambda x: "" if pd.isna(x) else f"{x:.0f}")})
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of ``table`` (its values as text; ``|`` escaped)."""
+    def esc(x: object) -> str:
+        return str(x).replace("|", "\\|")
+    lines = ["| " + " | ".join(esc(c) for c in table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(esc(x) for x in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines)
