@@ -305,3 +305,18 @@ def test_c_walker_and_numpy_path_decode_alike(walker):
     assert max(np.diff(ref_off)) > 48  # payloads sit between some headers
     order = np.argsort(tr.offset)
     assert np.array_equal(tr.sector[order], ref_sector)
+
+
+def test_btt_bad_section_row_says_what_was_expected(tmp_path):
+    """A damaged row of a device table names the section, the header it should fill and what it held."""
+    good = (FIXTURES_BLK / "ftrace-loop-bfq-4k-write.btt.txt").read_text()
+    bad = good.replace(" (  7,  0) |     1249     1248     1.0 |", " (  7,  0) |     1249     many     1.0 |", 1)
+    assert bad != good
+    p = tmp_path / "btt.txt"
+    p.write_text(bad)
+    with pytest.raises(IngestError) as e:
+        read(p)
+    line = bad.splitlines().index(next(l for l in bad.splitlines() if "many" in l)) + 1
+    assert e.value.line == line
+    msg = str(e.value)
+    assert "section 'Device Merge Information'" in msg and "'#Q #D Ratio BLKmin" in msg and "many" in msg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -199,3 +200,146 @@ def test_jobs_start_clean_workers_when_other_threads_run(tmp_path, monkeypatch):
     assert walk._start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
     assert walk._start_method() == "forkserver"
+
+
+def test_a_campaign_key_that_is_a_path_fails_its_run_json_and_writes_nothing_outside(tmp_path):
+    """run.json's keys name folders of the partitioned tables: '../../..' must fail with the file named,
+    and its rows never reach the tables."""
+    import pytest
+    from analysis.ingest.base import IngestError
+    from analysis.ingest.walk import check_keys
+    root = _tree(tmp_path / "data")
+    rj = root / "ceph-qos" / "c1" / "baseline" / "wpq" / "rep-01" / "run.json"
+    rj.write_text('{"campaign": "../../..", "scenario": "baseline", "repeat": 1}')
+    res = ingest(root, progress=False)
+    bad = dict(res.failed)
+    assert "ceph-qos/c1/baseline/wpq/rep-01/run.json" in bad
+    assert "campaign: expected a name usable as one folder name" in bad["ceph-qos/c1/baseline/wpq/rep-01/run.json"]
+    assert "'../../..'" in bad["ceph-qos/c1/baseline/wpq/rep-01/run.json"]
+    assert "../../.." not in set(res.summary["campaign"].dropna().astype(str))
+    for v in ("a/b", "a\\b", "..", ".", "x\0y"):
+        with pytest.raises(IngestError, match="expected a name usable as one folder name"):
+            check_keys({"scenario": v}, rj)
+    assert check_keys({"campaign": "qos-v2", "profile": "", "repeat": 3}, rj)["campaign"] == "qos-v2"
+
+
+def test_special_files_and_symlinks_out_of_the_tree_fail_without_being_read(tmp_path):
+    """A FIFO or a symlink to /dev/zero would hang the ingest (and the manifest) forever: each is a failed
+    file that names what it is; a symlink to a file inside the tree is read."""
+    import os
+    import pytest
+    from analysis.ingest.base import IngestError
+    root = _tree(tmp_path / "data")
+    os.mkfifo(root / "pipe")
+    (root / "zero").symlink_to("/dev/zero")
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (root / "outside.json").symlink_to(tmp_path / "elsewhere.json")
+    inside = root / "results" / "00000002" / "id-1a2b3c4d" / "randrw-4k-perio.json"
+    (root / "again.json").symlink_to(inside)
+    res = ingest(root, progress=False)
+    bad = dict(res.failed)
+    assert set(bad) == {"pipe", "zero", "outside.json"}
+    assert "a FIFO, not a regular file" in bad["pipe"]
+    assert "outside the tree" in bad["zero"] and "/dev/zero" in bad["zero"]
+    f = res.files.set_index("path")
+    assert f.loc["again.json", "status"] == "ok" and f.loc["again.json", "kind"] == "fio-json"
+    assert (f.loc[["pipe", "zero", "outside.json"], "status"] == "failed").all()
+    with pytest.raises(IngestError, match="outside the tree|not a regular file"):
+        write_manifest(root)
+
+
+def test_no_manifest_is_recorded_per_file_and_warned(tmp_path):
+    root = _tree(tmp_path / "data")
+    res = ingest(root, progress=False)
+    assert set(res.files["manifest"]) == {"absent"}
+    r = subprocess.run([sys.executable, "-m", "analysis", "ingest", str(root), "--out", str(tmp_path / "p"),
+                        "--jobs", "1", "--no-progress"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "warning: no MANIFEST.sha256 in the tree" in r.stderr
+    write_manifest(root)
+    res = ingest(root, progress=False)
+    assert "absent" not in set(res.files["manifest"].dropna())
+
+
+def test_a_cbt_archive_counts_each_run_once_with_the_osds_own_op_queue(tmp_path):
+    """CBT's librbdfio writes fio's stdout to output.N.<host> and extracts its JSON to json_output.N.<host>
+    beside it (cbt/benchmark/librbdfio.py parse()): one run, read once.  The OSD's op queue and profile come
+    from ceph_settings.out.<host> (`ceph daemon osd.0 config show`, cbt/cluster/ceph.py), and the archive's
+    folder tells two archives of the same YAML apart (their id-<hash> folders are the same).  Hand-made
+    after CBT's code: no archive captured by CBT ships yet."""
+    src = (FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json").read_text()
+    for arch, queue in (("wpq-run", "wpq"), ("mclock-run", "mclock_scheduler")):
+        run = tmp_path / arch / "results" / "00000000" / "id-5f2a9c"
+        run.mkdir(parents=True)
+        (run / "benchmark_config.yaml").write_text(CBT_YAML.replace("      osd_op_queue: mclock_scheduler\n", ""))
+        (run / "output.0.localhost").write_text("fio-3.33\nStarting 1 process\n" + src)
+        (run / "json_output.0.localhost").write_text(src)
+        (run / "ceph_settings.out.localhost").write_text(json.dumps(
+            {"name": "osd.0", "osd_op_queue": queue, "osd_mclock_profile": "high_client_ops"}))
+    res = ingest(tmp_path, progress=False)
+    assert res.failed == []
+    f = res.files.set_index("path")
+    assert f.loc["wpq-run/results/00000000/id-5f2a9c/json_output.0.localhost", "kind"] == "cbt-derived"
+    assert f.loc["wpq-run/results/00000000/id-5f2a9c/ceph_settings.out.localhost", "status"] == "context"
+    s = res.summary[res.summary["metric"] == "iops"]
+    assert sorted(s["source"].astype(str).unique()) == [f"{a}/results/00000000/id-5f2a9c/output.0.localhost"
+                                                        for a in ("mclock-run", "wpq-run")]
+    by = s.drop_duplicates("source").set_index("archive")
+    assert by.loc["wpq-run", "scheduler"] == "wpq" and pd.isna(by.loc["wpq-run", "profile"])
+    assert (by.loc["mclock-run", "scheduler"], by.loc["mclock-run", "profile"]) == ("mclock_scheduler", "high_client_ops")
+
+
+def _ingest_cli(src, out):
+    return subprocess.run([sys.executable, "-m", "analysis", "ingest", str(src), "--out", str(out), "--jobs", "1",
+                           "--no-progress"], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_an_unwritable_out_fails_before_the_ingest_with_its_own_exit_code(tmp_path):
+    root = _tree(tmp_path / "data")
+    (tmp_path / "taken").write_text("a file where the tables folder should be\n")
+    r = _ingest_cli(root, tmp_path / "taken")
+    assert r.returncode == 3
+    assert r.stderr.startswith(f"error: cannot write tables to {tmp_path / 'taken'}:")
+    assert "Traceback" not in r.stderr and r.stdout == ""  # nothing was read
+
+
+def test_temp_files_of_a_killed_ingest_are_removed_by_the_next(tmp_path):
+    root = _tree(tmp_path / "data")
+    out = tmp_path / "p"
+    out.mkdir()
+    dead = out / ".series.parquet.tmp-4194305"  # above Linux's largest pid_max: no such process
+    mine = out / f".summary.parquet.tmp-{__import__('os').getpid()}"  # a live writer's: kept
+    dead.write_bytes(b"half")
+    mine.write_bytes(b"writing")
+    assert _ingest_cli(root, out).returncode == 0
+    assert not dead.exists() and mine.exists()
+
+
+def test_a_full_out_keeps_the_previous_tables(tmp_path):
+    """ENOSPC while writing (a 160 KiB tmpfs: the small set is 74 KB, the big one 200 KB): exit 3 with one line, the earlier table set byte for byte,
+    no temp file left.  Needs root to mount the tmpfs."""
+    import hashlib
+    import os
+    import pytest
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    small = _tree(tmp_path / "small")
+    big = tmp_path / "big"
+    shutil.copytree(FIXTURES / "fio", big / "fio")
+    shutil.copytree(FIXTURES / "blktrace", big / "blktrace")
+    out = tmp_path / "tmpfs"
+    out.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=160k", "tmpfs", str(out)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        assert _ingest_cli(small, out).returncode == 0
+        before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.glob("*.parquet")}
+        r = _ingest_cli(big, out)
+        assert r.returncode == 3, (r.returncode, r.stderr[-500:])
+        assert "No space left on device" in r.stderr and "previous tables are unchanged" in r.stderr
+        assert "Traceback" not in r.stderr
+        after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.glob("*.parquet")}
+        assert after == before
+        assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    finally:
+        subprocess.run(["umount", str(out)])

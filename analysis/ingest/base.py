@@ -24,6 +24,19 @@ DDIRS = ("read", "write", "trim")
 MIB = 1024 * 1024
 
 
+#: CBT's archive: ``json_output.N.<host>`` is what CBT extracted from ``output.N.<host>`` beside it (the
+#: tool's own stdout: fio's text and JSON, rados bench's text), cbt/benchmark/librbdfio.py and
+#: radosbench.py ``parse()``
+CBT_DERIVED_PREFIX = "json_output."
+
+
+def cbt_derived(path: str | Path) -> bool:
+    """Is ``path`` a copy CBT derived from the tool output beside it (``json_output.N.<host>`` next to
+    ``output.N.<host>``)?  Read, it would count the run twice."""
+    p = Path(path)
+    return p.name.startswith(CBT_DERIVED_PREFIX) and (p.parent / p.name[len("json_"):]).is_file()
+
+
 class IngestError(ValueError):
     """Bad input: names the file, the 1-based line (or byte offset) and what was expected."""
 

@@ -93,7 +93,9 @@ def parse(path: str | Path, data: bytes) -> Parsed:
         try:
             _section_rows(rows, title, job, vals)
         except (ValueError, IndexError):
-            raise IngestError(path, f"unexpected row in btt section '{title}'", line=no) from None
+            raise IngestError(path, f"unexpected row in btt section '{title}': expected a device '(maj, min)' "
+                                    f"or Overall/Average/TOTAL row with numbers under the header "
+                                    f"{' '.join(header)!r}, got {' '.join(vals)!r}", line=no) from None
     if not saw_all:
         raise IngestError(path, "expected btt's '==== All Devices ====' table (ALL MIN AVG MAX N)", line=1)
     return Parsed(path=str(path), kind=KIND, meta={"tool_version": "btt (blktrace 1.x)", "sections": sections},

@@ -31,11 +31,7 @@ def read_head(path: str | Path, n: int = 64 * 1024) -> tuple[bytes, str | None]:
         return raw, None
     if comp == "zstd":
         raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
-    try:
-        with _OPEN[comp](path, "rb") as f:
-            return f.read(n), comp
-    except (OSError, EOFError, lzma.LZMAError) as e:
-        raise IngestError(path, f"corrupt {comp} stream: {e}", offset=0) from None
+    return _decompress(path, comp, n), comp
 
 
 def read_all(path: str | Path) -> bytes:
@@ -48,11 +44,28 @@ def read_all(path: str | Path) -> bytes:
         return path.read_bytes()
     if comp == "zstd":
         raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
-    try:
-        with _OPEN[comp](path, "rb") as f:
-            return f.read()
-    except (OSError, EOFError, lzma.LZMAError) as e:
-        raise IngestError(path, f"corrupt or truncated {comp} stream: {e}", offset=0) from None
+    return _decompress(path, comp)
+
+
+def _decompress(path: str | Path, comp: str, limit: int | None = None) -> bytes:
+    """The decompressed content (its first ``limit`` bytes), read in 1 MiB pieces so that a corrupt or
+    truncated stream is reported where it broke: IngestError at the compressed byte offset the decoder had
+    read up to (exact to within its read buffer) and with the decompressed bytes that came out before."""
+    chunks: list[bytes] = []
+    got = 0
+    with open(path, "rb") as raw:
+        try:
+            with _OPEN[comp](raw, "rb") as f:
+                while limit is None or got < limit:
+                    b = f.read(1 << 20 if limit is None else min(1 << 20, limit - got))
+                    if not b:
+                        break
+                    chunks.append(b)
+                    got += len(b)
+        except (OSError, EOFError, lzma.LZMAError) as e:
+            raise IngestError(path, f"corrupt or truncated {comp} stream after {got} decompressed bytes "
+                                    f"(compressed byte offset as read so far): {e}", offset=raw.tell()) from None
+    return b"".join(chunks)
 
 
 def open_stream(path: str | Path):

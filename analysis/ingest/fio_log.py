@@ -29,7 +29,8 @@ import pandas as pd
 from . import fio as fio_json
 from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
-from .base import (IngestError, Parsed, cat, concat_tidy, series_frame, summary_frame, SERIES_COLUMNS)
+from .base import (IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame, summary_frame,
+                   SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 
 KIND = "fio-log"
@@ -93,7 +94,7 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
         return None
     found: list[Path] = []
     for name, size in listing:
-        if size > 64 << 20:
+        if size > 64 << 20 or cbt_derived(folder / name):  # CBT's copy of the output beside it
             continue
         fp = folder / name
         try:

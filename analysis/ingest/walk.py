@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, column, union_str_categoricals
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, cbt_derived, column, union_str_categoricals
 from .detect import detect, read
 
 KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
@@ -115,9 +117,15 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     prof = _find_key(doc, "osd_mclock_profile")
     if prof is not None:
         ctx["profile"] = prof
-    ctx["run"] = str(path.parent.relative_to(root)) if path.parent != root else "."
+    rel = path.parent.relative_to(root)
+    ctx["run"] = str(rel) if path.parent != root else "."
+    # id-<hash> hashes the benchmark config: the same in every archive of one YAML, so the archive's own
+    # folder (the one holding results/) tells two archives ingested together apart
+    parts = rel.parts
+    ctx["archive"] = parts[parts.index("results") - 1] if "results" in parts[1:] else \
+        (root.name if not parts or parts[0] == "results" else parts[0])
     ctx["context_source"] = "cbt"
-    return ctx
+    return check_keys(ctx, path)
 
 
 #: run keys taken from ``run.json``'s ``osd_config.effective`` (what ``ceph config show osd.0`` said
@@ -136,6 +144,24 @@ def _config_value(v: Any) -> str | None:
     except (TypeError, ValueError):
         return str(v)
     return str(int(f)) if f.is_integer() else repr(f)
+
+
+#: run keys that name folders of the partitioned tables (``scale``: ``campaign=<c>/kind=<k>/``)
+PATH_KEYS = ("campaign", "scenario", "arm", "scheduler", "profile", "repeat")
+
+
+def check_keys(ctx: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``ctx`` unchanged when every key of :data:`PATH_KEYS` it has is safe as one folder name (no ``/``,
+    ``\\``, NUL, not ``.`` or ``..``); else IngestError naming the file, the key and its value (a
+    ``campaign`` of ``../../..`` must not write outside ``--out``)."""
+    for k in PATH_KEYS:
+        if k not in ctx or ctx[k] is None:
+            continue
+        v = str(ctx[k])
+        if v in (".", "..") or any(c in v for c in "/\\\0"):
+            raise IngestError(path, f"{k}: expected a name usable as one folder name (no '/', '\\', NUL, "
+                                    f"not '.' or '..'), got {v!r}")
+    return ctx
 
 
 def run_json_context(path: Path, root: Path) -> dict[str, Any]:
@@ -167,6 +193,29 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
         ctx["fio_t0_after_spawn_s"] = round(anc["fio_t0_unix"] - anc["fio_spawn_unix"], 3)
     ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
     ctx["context_source"] = "run.json"
+    return check_keys(ctx, path)
+
+
+CBT_SETTINGS = "ceph_settings.out"
+
+
+def cbt_settings_context(path: Path) -> dict[str, Any]:
+    """``scheduler`` (``osd_op_queue``) and ``profile`` (``osd_mclock_profile`` under mClock, else None) from CBT's
+    ``ceph_settings.out[.<host>]``: the JSON of ``ceph daemon osd.0 config show`` (cbt/cluster/ceph.py), what
+    the OSD ran, so it overrides what ``benchmark_config.yaml`` asked for."""
+    try:
+        doc = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise IngestError(path, f"expected the JSON of `ceph daemon osd.N config show` (CBT ceph_settings.out): "
+                                f"{e}", line=getattr(e, "lineno", None)) from None
+    if not isinstance(doc, dict):
+        raise IngestError(path, "expected a JSON object of OSD options (CBT ceph_settings.out)", line=1)
+    ctx: dict[str, Any] = {}
+    if isinstance(doc.get("osd_op_queue"), str):
+        ctx["scheduler"] = doc["osd_op_queue"]
+        # a profile means nothing under another queue (Pacific lists osd_mclock_profile under wpq too)
+        ctx["profile"] = doc.get("osd_mclock_profile") if doc["osd_op_queue"] == "mclock_scheduler" and \
+            isinstance(doc.get("osd_mclock_profile"), str) else None
     return ctx
 
 
@@ -190,6 +239,13 @@ class _Contexts:
                     ctx.update(fn(p, self.root))
                 except IngestError as e:
                     self.errors.append((p, e))
+        if "cbt" == ctx.get("context_source"):  # the OSD's own settings, beside CBT's config or below it
+            for p in sorted(d.glob(CBT_SETTINGS + "*")):
+                try:
+                    ctx.update(check_keys(cbt_settings_context(p), p))
+                except IngestError as e:
+                    self.errors.append((p, e))
+                break  # one OSD's view: every OSD runs the same op queue in a CBT cluster
         self.cache[d] = ctx
         return ctx
 
@@ -203,6 +259,28 @@ def iter_files(root: Path, ingested: bool = True) -> Iterator[Path]:
         for fn in sorted(filenames):
             if not fn.startswith("."):
                 yield Path(dirpath) / fn
+
+
+_FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
+
+
+def refusal(p: Path, root: Path) -> str | None:
+    """Why ``p`` is not read (reading a FIFO or ``/dev/zero`` never ends), or None for a regular file in the
+    tree: a symlink is followed only to a regular file below ``root`` (resolved)."""
+    try:
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            target = p.resolve()
+            if root.resolve() not in target.parents:
+                return f"a symlink to {target}, outside the tree {root}: expected a regular file in the tree"
+            st = os.stat(p)
+    except OSError as e:
+        return f"cannot stat: {e.strerror}"
+    for test, what in _FILE_TYPES:
+        if test(st.st_mode):
+            return f"{what}, not a regular file: expected a benchmark output file"
+    return None
 
 
 def load_manifest(root: Path) -> dict[str, str] | None:
@@ -223,8 +301,12 @@ def load_manifest(root: Path) -> dict[str, str] | None:
 def write_manifest(root: Path) -> Path:
     """(Re)write ``root/MANIFEST.sha256`` over every file below root (sha256sum -c compatible)."""
     root = Path(root)
-    lines = [f"{sha256_file(p)}  {p.relative_to(root).as_posix()}"
-             for p in iter_files(root, ingested=False) if p.name != MANIFEST]
+    paths = [p for p in iter_files(root, ingested=False) if p.name != MANIFEST]
+    for p in paths:
+        why = refusal(p, root)
+        if why:
+            raise IngestError(p, why)
+    lines = [f"{sha256_file(p)}  {p.relative_to(root).as_posix()}" for p in paths]
     return atomic_write_text(root / MANIFEST, "\n".join(lines) + "\n")
 
 
@@ -326,17 +408,30 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     the outcome's series is empty.  Its ``requests(frame)`` method, if any, takes a streamed block trace's
     request rows (then the outcome has none).  Without it those blocks are concatenated in memory."""
     rel = p.relative_to(root).as_posix()
+    why = refusal(p, root)
+    if why:
+        row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None,
+                **{k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}}
+        return FileOutcome(row0, failed=[(rel, row0["error"])])
     row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
                            "error_line": None, "partial": False, "meta_json": None}
     row.update({k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"})
     out = FileOutcome(row)
-    if manifest is not None and p.name != MANIFEST:
+    if manifest is None:
+        row["manifest"] = "absent"  # no MANIFEST.sha256 in the tree: nothing to check against
+    elif p.name != MANIFEST:
         want = manifest.get(rel)
         row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
     if p.name in CONTEXT_FILES or p.name == MANIFEST:
         row["status"] = "context"
         row["kind"] = p.name
+    elif cbt_derived(p):
+        row["status"] = "context"
+        row["kind"] = "cbt-derived"  # CBT's extract of output.N.<host> beside it: read, the run counts twice
+    elif p.name.startswith(CBT_SETTINGS) or p.name == "cbt_config.yaml":
+        row["status"] = "context"
+        row["kind"] = "cbt-settings" if p.name.startswith(CBT_SETTINGS) else "cbt-config"
     elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json") \
             or (p.name.startswith("campaign-") and p.suffix == ".yaml"):  # a campaign file before its repeats were raised
         row["status"] = "context"
@@ -542,20 +637,52 @@ def read_tables(processed: str | Path) -> IngestResult:
     return IngestResult(t["files"], t["summary"], t["series"], failed, extra)
 
 
-def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
-    """Write files/summary/series Parquet: all to temp files first, then rename each into place."""
+def check_writable(out: str | Path) -> None:
+    """OSError unless a file can be created in ``out`` (made if absent): a read-only or full folder is
+    found before an ingest of minutes, not after it."""
+    import tempfile
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=out, prefix=".writable-"):
+        pass
+
+
+_TMP_NAME = re.compile(r"^\.[\w.-]+\.tmp-(\d+)(?:\.\w+)?$")
+
+
+def remove_stale_temps(out: Path) -> list[Path]:
+    """Remove the temp files (``.<name>.tmp-<pid>``) left in ``out`` by an ingest that was killed or failed:
+    those whose process is gone.  Returns what was removed."""
+    gone = []
+    for p in out.iterdir() if out.is_dir() else []:
+        m = _TMP_NAME.match(p.name)
+        if not m or not p.is_file():
+            continue
+        pid = int(m.group(1))
+        try:
+            os.kill(pid, 0)
+            continue  # alive: another ingest is writing
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # alive, someone else's
+        p.unlink(missing_ok=True)
+        gone.append(p)
+    return gone
+
+
+def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
+    """Write files/summary/series Parquet: all to temp files first, then rename each into place (temp files
+    of killed earlier runs are removed first)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)
     tables = {"files": result.files, "summary": result.summary, "series": result.series, **result.tables}
     tmps: dict[str, Path] = {}
-    for name in OPTIONAL_TABLES:  # a table this data no longer has must not linger from an earlier build
-        if name not in result.tables and (out / f"{name}.parquet").exists():
-            (out / f"{name}.parquet").unlink()
     try:
         for name, df in tables.items():
-            tmp = out / f".{name}.parquet.tmp-{os.getpid()}"
+            tmp = tmps[name] = out / f".{name}.parquet.tmp-{os.getpid()}"  # removed below even if half-written
             df.to_parquet(tmp, index=False, compression="zstd")
-            tmps[name] = tmp
         final = {}
         for name, tmp in tmps.items():
             final[name] = out / f"{name}.parquet"
@@ -563,6 +690,9 @@ def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
             if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
                 import shutil
                 shutil.rmtree(out / name)
+        for name in OPTIONAL_TABLES:  # a table this data no longer has must not linger from an earlier build
+            if name not in result.tables and (out / f"{name}.parquet").exists():
+                (out / f"{name}.parquet").unlink()
         return final
     finally:
         for tmp in tmps.values():

@@ -1,0 +1,31 @@
+"""analysis.ingest.compress: a corrupt or truncated stream is reported where it broke, not at byte 0."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+
+import pytest
+
+from analysis.ingest.base import IngestError
+from analysis.ingest.compress import read_all, read_head
+
+TEXT = b"".join(b"%d, %d, 0, 4096\n" % (i, i * 7 % 1000) for i in range(400_000))  # ~6.6 MB of a fio log
+
+
+@pytest.mark.parametrize("comp, fn", [("gzip", gzip.compress), ("xz", lzma.compress), ("bzip2", bz2.compress)])
+def test_truncated_stream_names_the_offset_and_what_came_out(tmp_path, comp, fn):
+    packed = fn(TEXT)
+    p = tmp_path / "log.gz"
+    p.write_bytes(packed)
+    assert read_all(p) == TEXT and read_head(p, 100) == (TEXT[:100], comp)
+    cut = len(packed) * 2 // 3
+    p.write_bytes(packed[:cut])
+    with pytest.raises(IngestError) as e:
+        read_all(p)
+    assert 0 < e.value.offset <= cut
+    assert f"corrupt or truncated {comp} stream after" in str(e.value)
+    got = int(str(e.value).split(" stream after ")[1].split()[0])
+    assert 0 < got < len(TEXT)  # the decompressed bytes before the break: most of the first two thirds
+    assert read_head(p, 100) == (TEXT[:100], comp)  # the head alone is intact
