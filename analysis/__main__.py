@@ -1,4 +1,4 @@
-"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot`` (``--help`` on each)."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot|compare|dictionary`` (``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
     counts = files["status"].value_counts().to_dict() if len(files) else {}
     print(f"{len(files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(tables_line)
+    if len(files) and "manifest" in files and (files["manifest"] == "absent").any():
+        print(f"warning: no MANIFEST.sha256 in the tree: {int((files['manifest'] == 'absent').sum())} files "
+              "read unchecked (`python -m analysis manifest DIR` writes one)", file=sys.stderr)
     if failed:
         print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
         for _, err in failed:
@@ -40,15 +43,30 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return _ingest_dask(args)
     from .ingest.base import IngestError
-    from .ingest.walk import ingest, write_tables
+    from .ingest.walk import check_writable, ingest, write_tables
+    try:
+        check_writable(args.out)  # before the ingest, not after it: a read-only or full --out fails at once
+    except OSError as e:
+        print(f"error: cannot write tables to {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 3
     try:
         res = ingest(args.dir, progress=None if not args.no_progress else False, jobs=args.jobs or _cores())
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    paths = write_tables(res, args.out)
-    return _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
-                    + ", ".join(str(p) for p in paths.values()))
+    try:
+        paths = write_tables(res, args.out)
+    except OSError as e:
+        print(f"error: cannot write tables to {args.out}: {e.strerror or e} (the previous tables are unchanged)",
+              file=sys.stderr)
+        return 3
+    rc = _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
+                  + ", ".join(str(p) for p in paths.values()))
+    if res.summary.empty and res.series.empty:
+        print(f"error: {args.dir}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
+              "cephqos-pg-timeline output below it", file=sys.stderr)
+        return 2
+    return rc
 
 
 def _cores() -> int:
@@ -70,7 +88,11 @@ def _report(a: argparse.Namespace) -> int:
 
 
 def _deps(a: argparse.Namespace) -> int:
-    from .report import notebook_deps, write_if_changed
+    from .report import notebook_deps, nothing_readable, write_if_changed
+    why = nothing_readable(a.processed)
+    if why:
+        print(f"error: {why}; no notebook is run", file=sys.stderr)
+        return 2
     text = notebook_deps(a.notebooks, a.processed, reports=a.reports)
     write_if_changed(Path(a.out), text)
     return 0
@@ -111,7 +133,7 @@ def _claims(a: argparse.Namespace) -> int:
         return 2
     import pandas as pd
     from .published_qos import load_all
-    from .stats.claims import claims_table, verdict_counts
+    from .stats.claims import claims_table, decided_by_repeats, verdict_counts
     from .stats.qos_derived import run_metrics
     flt = [("campaign", "in", list(a.campaign))]
     summary, series = (pd.read_parquet(paths[n], filters=flt) for n in ("summary", "series"))
@@ -143,6 +165,8 @@ def _claims(a: argparse.Namespace) -> int:
     counts = verdict_counts(table)
     for (c, kind), row in counts.iterrows():
         print(f"{out}: {c} ({kind}): " + ", ".join(f"{v} {k}" for k, v in row.items()))
+    for c, row in decided_by_repeats(table).iterrows():
+        print(f"{out}: {c}: testable claims decided if the spread holds: " + ", ".join(f"{v} {k}" for k, v in row.items()))
     return 0
 
 
@@ -215,6 +239,56 @@ def _pilot(a: argparse.Namespace) -> int:
     return 0 if out["go"] else 1
 
 
+def _compare(a: argparse.Namespace) -> int:
+    """A vs B (``analysis.stats.abtest``): exit 0 no regression, 1 a regression, 2 bad input."""
+    import json
+    from .ingest.base import IngestError
+    from .stats import abtest as ab
+    try:
+        threshold = float(str(a.threshold).rstrip("%"))
+        where = dict(w.split("=", 1) for w in a.where or [])
+    except ValueError:
+        print(f"error: --threshold {a.threshold!r} (a percentage such as 5 or 5%) or --where {a.where} "
+              "(KEY=VALUE) cannot be read", file=sys.stderr)
+        return 2
+    try:
+        s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs)
+        for n in s.notes:
+            print(f"note: {n}", file=sys.stderr)
+        keys = a.key if a.key else ab.workload_keys(s.old, s.new, exclude=s.exclude)
+        table = ab.compare(s.old, s.new, keys=keys, metrics=a.metric or ab.DEFAULT_METRICS, alpha=a.alpha,
+                           threshold_pct=threshold)
+    except (IngestError, ab.CompareError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    head = f"old: {s.names[0]}   new: {s.names[1]}"
+    if a.format == "csv":
+        sys.stdout.write(table.reset_index().to_csv(index=False))
+    elif a.format == "json":
+        print(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
+                          "rows": json.loads(table.reset_index().to_json(orient="records"))}, indent=1))
+    else:
+        shown = ab.display_table(table)
+        if a.format == "markdown":
+            print(f"{head}\n\n{ab.markdown(shown)}\n")
+        else:
+            print(head)
+            print(shown.to_string(index=False))
+        print(ab.summary_line(table))
+    return 1 if table["regression"].any() else 0
+
+
+def _dictionary(a: argparse.Namespace) -> int:
+    from .dictionary import markdown, readme_with_section
+    from .ingest.walk import atomic_write_text
+    if a.readme == "-":
+        sys.stdout.write(markdown())
+        return 0
+    p = Path(a.readme)
+    print(atomic_write_text(p, readme_with_section(p.read_text(encoding="utf-8"))))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -252,6 +326,29 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--reports", default="reports")
     d.add_argument("--out", required=True, help="the makefile fragment to write")
     d.set_defaults(fn=_deps)
+    k = sub.add_parser("compare", help="A vs B on any data: per matching cell and metric, the runs of each side "
+                                       "compared (analysis.stats.abtest); exit 1 when something regressed")
+    k.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
+    k.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
+    k.add_argument("--by", help="split OLD by this run key (e.g. scheduler, profile) instead of a second path")
+    k.add_argument("--old-value", help="with --by: the value that is A (default: the first of exactly two)")
+    k.add_argument("--new-value", help="with --by: the value that is B")
+    k.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
+                                                     "iops, bw, latencies, background-op durations and rates)")
+    k.add_argument("--key", action="append", help="a run key cells must match on (repeatable; default: the "
+                                                  "workload keys the data has)")
+    k.add_argument("--where", action="append", metavar="KEY=VALUE",
+                   help="keep only runs whose key has this value, e.g. campaign=qos-v2 (repeatable)")
+    k.add_argument("--threshold", default="5%", help="a worse change at least this large is a regression "
+                                                     "(default 5%%)")
+    k.add_argument("--alpha", type=float, default=0.05)
+    k.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
+    k.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
+    k.set_defaults(fn=_compare)
+    y = sub.add_parser("dictionary", help="write the data dictionary (every table, column and metric with its "
+                                          "unit; analysis.dictionary) into the README's section")
+    y.add_argument("--readme", default="README.md", help="the README to update, - for stdout (default README.md)")
+    y.set_defaults(fn=_dictionary)
     c = sub.add_parser("claims", help="the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
                                       "(analysis.stats.claims) → one CSV, the campaigns' rows stacked")
     c.add_argument("--processed", required=True, help="folder of summary.parquet and series.parquet")

@@ -37,13 +37,17 @@ def test_report_has_toc_parameters_manifest_and_figure_index(tmp_path):
     assert "analysis.figures.consistency.repeats_needed_curve" in s10
     assert "href='../figures/consistency-repeats-needed.svg'" in s10
     assert "something-else" not in page                                          # no known source: not indexed
+    assert page.count("<title>") == 1 and "<title>cephqos-lab report</title>" in page   # not "Notebook"
+    import re
+    assert "cdnjs" not in page and not re.search(r"<script[^>]*src=[\"']https?:", page)  # nothing from a CDN
+    assert "x-mathjax-config" not in page
     with pytest.raises(FileNotFoundError, match="no executed notebooks"):
         build_report(tmp_path / "figures", figures)
 
 
 def test_figure_sources_cover_every_figure_id_prefix_in_use():
-    from analysis.figures import consistency, iosched, qos, qos_studies, workload
-    ids = [consistency.ROUND_DISTRIBUTIONS, consistency.DIFF_RATIO_HEATMAP, consistency.ORDER_DRIFT,
+    from analysis.figures import compare, consistency, iosched, qos, qos_studies, workload
+    ids = [compare.FOREST, consistency.ROUND_DISTRIBUTIONS, consistency.DIFF_RATIO_HEATMAP, consistency.ORDER_DRIFT,
            consistency.REPEATS_NEEDED, iosched.SCATTER, iosched.SUMMARY, qos.CLIENT_IOPS, qos.CLIENT_CLAT,
            qos.BACKGROUND_DURATIONS, workload.IDLE_TIME, workload.SEQUENTIALITY, workload.STACK_DISTANCE,
            workload.BOTTLENECK, workload.BUSY_CHECK, workload.pattern_id("io-pattern", "s", "write", "bfq"),
