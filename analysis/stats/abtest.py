@@ -94,38 +94,30 @@ def run_values(summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str
 
 
 def median_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """Distribution-free CI of the median from order statistics: the widest symmetric pair
-    (x₍k₎, x₍n+1−k₎) whose binomial(n, ½) coverage is ≥ ``confidence``; (NaN, NaN) when even (min, max)
-    covers less (n < 6 at 95 %)."""
-    x = np.sort(np.asarray(x, float))
-    n = len(x)
-    if n == 0:
+    """Distribution-free CI of the median from order statistics (``scipy.stats.quantile_test`` at p = ½):
+    (NaN, NaN) when even (min, max) covers less than ``confidence`` (n < 6 at 95 %)."""
+    x = np.asarray(x, float)
+    if len(x) == 0:
         return np.nan, np.nan
-    k = np.arange(1, n // 2 + 1)
-    cover = 1 - 2 * stats.binom.cdf(k - 1, n, 0.5)  # P(x_(k) ≤ median ≤ x_(n+1-k))
-    ok = k[cover >= confidence]
-    if not len(ok):
-        return np.nan, np.nan
-    k = ok.max()
-    return float(x[k - 1]), float(x[n - k])
+    ci = stats.quantile_test(x, p=0.5).confidence_interval(confidence)
+    return float(ci.low), float(ci.high)
 
 
 def _welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
-    """Welch t of b against a: on logs when every value is positive (effect: ratio of geometric means, %),
-    else on the raw values (effect: difference of means, % of a's mean)."""
+    """Welch t of b against a (``scipy.stats.ttest_ind``, ``equal_var=False``, and its confidence interval):
+    on logs when every value is positive (effect: ratio of geometric means, %), else on the raw values
+    (effect: difference of means, % of a's mean)."""
     log = (a > 0).all() and (b > 0).all()
     xa, xb = (np.log(a), np.log(b)) if log else (a, b)
-    va, vb = xa.var(ddof=1) / len(xa), xb.var(ddof=1) / len(xb)
-    se = np.sqrt(va + vb)
     diff = xb.mean() - xa.mean()
-    if not se > 0:
+    if not (xa.var(ddof=1) > 0 or xb.var(ddof=1) > 0):
         return dict(test="", p=np.nan, d=np.nan, mean=diff, lo=np.nan, hi=np.nan, log=log)
-    df = (va + vb) ** 2 / (va ** 2 / (len(xa) - 1) + vb ** 2 / (len(xb) - 1))
-    p = float(2 * stats.t.sf(abs(diff) / se, df))
-    half = stats.t.ppf(1 - alpha / 2, df) * se
+    res = stats.ttest_ind(xb, xa, equal_var=False)
+    ci = res.confidence_interval(1 - alpha)
     pooled = np.sqrt(((len(xa) - 1) * xa.var(ddof=1) + (len(xb) - 1) * xb.var(ddof=1)) / (len(xa) + len(xb) - 2))
-    return dict(test="Welch t (log)" if log else "Welch t", p=p, d=abs(diff) / pooled if pooled > 0 else np.inf,
-                mean=diff, lo=diff - half, hi=diff + half, log=log, ma=a.mean())
+    return dict(test="Welch t (log)" if log else "Welch t", p=float(res.pvalue),
+                d=abs(diff) / pooled if pooled > 0 else np.inf, mean=diff, lo=float(ci.low), hi=float(ci.high),
+                log=log, ma=a.mean())
 
 
 def _pct(w: dict, key: str) -> float:
