@@ -113,11 +113,12 @@ bench: .venv/.installed tools
 CAPTURE_PY   ?= $(shell /usr/bin/python3 -c 'import yaml' 2>/dev/null && echo /usr/bin/python3 || echo $(PY))
 CAPTURE_ARGS ?=
 .PHONY: capture-smoke capture-qos capture-pilot pilot-verdict
+SMOKE ?= capture/campaigns/smoke.yaml   # capture/campaigns/reef-smoke.yaml: the same on Reef (make ceph-reef)
 # one short run per scenario, end to end (~8 min); output to a temp dir, not a data set
 capture-smoke:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-smoke needs root: sudo make capture-smoke"; exit 1; }
 	out=$$(mktemp -d /tmp/cephqos-smoke.XXXXXX) && echo "capture-smoke: output in $$out" && \
-	  $(CAPTURE_PY) -m capture.ceph run capture/campaigns/smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+	  $(CAPTURE_PY) -m capture.ceph run $(SMOKE) --out "$$out" $(CAPTURE_ARGS)
 # a campaign (qos-2026: 103 runs, ~3.3 h measured here; resumable: CAPTURE_ARGS="--max-minutes 110" per
 # sitting).  A throttled campaign (qos-v2) is refused until its pilot said go (CAPTURE_ARGS=--force runs
 # it anyway, marked forced in every run.json).
@@ -144,6 +145,17 @@ pilot-verdict: .venv/.installed
 	$(PY) -m analysis pilot $(sort $(wildcard $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot-r*)) --campaign-file $(CAMPAIGN) \
 	  --spread-from $(DATA)/ceph-qos/qos-2026 --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
+
+# --- Ceph 18.2 (Reef) from Debian 13 in a debootstrap chroot beside the host's Pacific (issue 24) ---
+# Idempotent; prints the chroot's size and this build's time.  REEF_ROOT is where it lives.
+REEF_ROOT ?= /var/tmp/cephqos-reef-root
+.PHONY: ceph-reef ceph-reef-clean
+ceph-reef:
+	@[ "$$(id -u)" = 0 ] || { echo "ceph-reef needs root: sudo make ceph-reef"; exit 1; }
+	/usr/bin/python3 -m capture.ceph.chroot build --root $(REEF_ROOT)
+ceph-reef-clean:
+	@[ "$$(id -u)" = 0 ] || { echo "ceph-reef-clean needs root: sudo make ceph-reef-clean"; exit 1; }
+	/usr/bin/python3 -m capture.ceph.chroot clean --root $(REEF_ROOT)
 
 # --- capture: IO-scheduler campaigns with fio on loop devices and file systems (root; issue 4) ---
 .PHONY: capture-block-smoke capture-block capture-rados-block-smoke capture-rados-block

@@ -503,7 +503,8 @@ class FakeRunner:
         self.done: list[str] = []
         self.attempts: list[str] = []
         self.discarded: list[str] = []
-        self.cl = type("C", (), {"dir": out_root / "_cluster", "down": lambda s: None,
+        self.release = doc.get("ceph", "pacific")
+        self.cl = type("C", (), {"dir": out_root / "_cluster", "ip": "127.0.0.1", "down": lambda s: None,
                                  "wait_clean": lambda s, timeout=0: None})()
         FakeRunner.instances.append(self)
 
@@ -545,8 +546,8 @@ def test_cmd_run_skips_done_redoes_partial_and_disturbed(tmp_path, monkeypatch, 
     (root / partial.relpath / "fio.json").write_text("half")
     (root / "_inprogress" / "junk").mkdir(parents=True)
     calls = []
-    monkeypatch.setattr(cli, "preflight", lambda w: calls.append(("preflight", w)))
-    monkeypatch.setattr(cli, "ensure_packages", lambda log: calls.append(("packages",)))
+    monkeypatch.setattr(cli, "preflight", lambda w, ip="127.0.0.1": calls.append(("preflight", w)))
+    monkeypatch.setattr(cli, "ensure_packages", lambda log, release="pacific": calls.append(("packages",)))
     monkeypatch.setattr(rn, "Runner", FakeRunner)
     FakeRunner.instances = []
     FakeRunner.script = {disturbed.relpath: ["disturbed", "ok"], failing.relpath: ["fail", "fail", "fail"]}
@@ -589,8 +590,8 @@ def test_a_block_split_by_an_earlier_sitting_is_run_again_whole(tmp_path, monkey
         (root / r.relpath / "run.json").write_text(json.dumps({"cluster": {"fsid": "f-old"}}))
         (root / r.relpath / "done").write_text("x")
     assert cp.split_blocks(root, runs) == {(1, "scrub"): scrub[:2]}
-    monkeypatch.setattr(cli, "preflight", lambda w: None)
-    monkeypatch.setattr(cli, "ensure_packages", lambda log: None)
+    monkeypatch.setattr(cli, "preflight", lambda w, ip="127.0.0.1": None)
+    monkeypatch.setattr(cli, "ensure_packages", lambda log, release="pacific": None)
     monkeypatch.setattr(rn, "Runner", FakeRunner)
     FakeRunner.instances, FakeRunner.script = [], {}
     assert cli.main(["run", str(camp), "--out", str(tmp_path / "out")]) == 0
@@ -653,7 +654,7 @@ def procs(monkeypatch):
     monkeypatch.setattr(clmod, "_cmdline", lambda pid: table.get(pid, []))
     monkeypatch.setattr(clmod.os, "kill", lambda pid, sig: killed.append((pid, sig)))
     monkeypatch.setattr(clmod.time, "sleep", lambda s: None)
-    monkeypatch.setattr(clmod, "_port_open", lambda port: False)
+    monkeypatch.setattr(clmod, "_port_open", lambda port, ip="127.0.0.1": False)
     return table, killed
 
 
@@ -693,7 +694,7 @@ def test_refuses_beside_a_live_cluster_and_clears_a_dead_one(tmp_path, monkeypat
     clmod.preflight(w)
     assert not w.exists() and killed == []
     # a port in use refuses too
-    monkeypatch.setattr(clmod, "_port_open", lambda port: port == 6789)
+    monkeypatch.setattr(clmod, "_port_open", lambda port, ip="127.0.0.1": port == 6789)
     with pytest.raises(clmod.ClusterError, match=r"ports in use \[6789\]"):
         clmod.preflight(w)
 

@@ -269,8 +269,8 @@ def throttled(tmp_path, monkeypatch):
     doc["cluster"]["mclock_capacity_iops"] = 300
     camp = tmp_path / "c.yaml"
     camp.write_text(yaml.safe_dump(doc))
-    monkeypatch.setattr(cli, "preflight", lambda w: None)
-    monkeypatch.setattr(cli, "ensure_packages", lambda log: None)
+    monkeypatch.setattr(cli, "preflight", lambda w, ip="127.0.0.1": None)
+    monkeypatch.setattr(cli, "ensure_packages", lambda log, release="pacific": None)
     monkeypatch.setattr(rn, "Runner", FakeRunner)
     FakeRunner.instances, FakeRunner.script = [], {}
     return camp, tmp_path / "out", tmp_path / "out" / "t"

@@ -164,6 +164,24 @@ def check_keys(ctx: dict[str, Any], path: Path) -> dict[str, Any]:
     return ctx
 
 
+_CEPH_VERSION = re.compile(r"ceph version (\d+\.\d+\.\d+)\S*\s+\([0-9a-f]+\)\s+(\w+)")
+
+
+def ceph_release_of(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """(release, version), e.g. ``("reef", "18.2.7")``, of a capture run.json: from the versions every
+    daemon reported at bring-up (``cluster.versions.overall``; runs before issue 24 have only that), else
+    its ``ceph_release`` key.  None when neither is there or the daemons ran more than one version."""
+    vers = ((doc.get("cluster") or {}).get("versions") or {}).get("overall") \
+        if isinstance(doc.get("cluster"), dict) else None
+    if isinstance(vers, dict) and len(vers) == 1:
+        m = _CEPH_VERSION.search(next(iter(vers)))
+        if m:
+            return m.group(2), m.group(1)
+    if isinstance(doc.get("ceph_release"), str):
+        return doc["ceph_release"], str((doc.get("cluster") or {}).get("ceph_version") or "")
+    return None
+
+
 def run_json_context(path: Path, root: Path) -> dict[str, Any]:
     """Run keys from a ``capture/`` run.json: its top-level scalars, the tuned OSD options
     (``TUNED_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
@@ -182,6 +200,9 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
         for opt, key in TUNED_KEYS.items():
             if eff.get(opt) is not None:
                 ctx[key] = _config_value(eff[opt])
+    rel = ceph_release_of(doc)
+    if rel is not None:
+        ctx["ceph_release"], ctx["ceph_version"] = rel
     if isinstance(doc.get("background_unfinished"), list):
         ctx["background_unfinished"] = ",".join(map(str, doc["background_unfinished"]))
     if isinstance(doc.get("earlier_attempts"), list):

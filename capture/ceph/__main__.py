@@ -1,4 +1,5 @@
-"""python -m capture.ceph {plan,pilot,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph 16.2 cluster.
+"""python -m capture.ceph {plan,pilot,run,teardown} — WPQ-vs-mClock campaigns on a local Ceph cluster
+(16.2 on the host, or 18.2 in the chroot of ``make ceph-reef`` with ``ceph: reef`` in the campaign).
 
   plan CAMPAIGN.yaml [--out DIR]            the run order and which runs are done
   pilot CAMPAIGN.yaml [--out DIR] [--round N --scenarios S …]
@@ -29,7 +30,7 @@ from pathlib import Path
 from capture.sitting import do_runs
 
 from . import campaign as cp
-from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir
+from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir, where
 
 DEFAULT_OUT = Path("data/raw/ceph-qos")
 
@@ -132,9 +133,9 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
     """One sitting: bring-up, the warm-up run (discarded) if asked, ``todo``, teardown, the record."""
     from .runner import Runner
     root = out / doc["campaign"]
-    workdir = Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster"))
-    preflight(workdir)
-    ensure_packages(_log)
+    release = doc.get("ceph", "pacific")
+    preflight(*where(Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster")), release))
+    ensure_packages(_log, release)
     _freeze_campaign_file(campaign_file, root)
     if (root / "_inprogress").exists():
         _log(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")

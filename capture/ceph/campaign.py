@@ -82,6 +82,9 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
         need(isinstance(doc.get(sect), dict), f"'{sect}' must be a mapping")
         for k in keys:
             need(k in doc[sect], f"{sect}.{k} is missing")
+    need(doc.setdefault("ceph", "pacific") in ("pacific", "reef"),
+         f"'ceph' must be pacific (the host's 16.2) or reef (18.2 in the chroot of make ceph-reef), "
+         f"not {doc.get('ceph')!r}")
     min_rep = doc.get("min_repeats", 3)
     need(isinstance(min_rep, int) and min_rep >= 1, "'min_repeats' must be a positive integer")
     arms = doc.get("arms")

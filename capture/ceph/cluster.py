@@ -1,6 +1,8 @@
-"""A throwaway single-node Ceph 16.2 cluster on 127.0.0.1 (1 mon, 1 mgr, N BlueStore OSDs on
-sparse files), started from Debian's packages, cephx off.  Only PIDs this object started are ever
-signalled.  Steps and pitfalls: ../shared/notes/ceph-single-node.md."""
+"""A throwaway single-node Ceph cluster (1 mon, 1 mgr, N BlueStore OSDs on sparse files), cephx off:
+Debian 12's 16.2 (Pacific) on the host at 127.0.0.1, or Debian 13's 18.2 (Reef) inside the chroot of
+:mod:`capture.ceph.chroot` at 127.0.0.2 (its own address and ports, so it never meets a host cluster).
+Only PIDs this object started are ever signalled.  Steps and pitfalls: ../shared/notes/ceph-single-node.md,
+../shared/notes/ceph-reef-chroot.md."""
 
 from __future__ import annotations
 
@@ -15,7 +17,17 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from .chroot import DEFAULT_ROOT, chroot_argv
 from .config import render_ceph_conf
+
+#: per release: where it runs (None: the host), its address and the ports its OSDs/mgr bind
+RELEASES: dict[str, dict[str, Any]] = {
+    "pacific": {"root": None, "ip": "127.0.0.1", "ports": None},
+    # the Reef cluster keeps clear of a host cluster: another loopback address and 7400-7600 (the note)
+    "reef": {"root": DEFAULT_ROOT, "ip": "127.0.0.2", "ports": (7400, 7600)},
+}
+#: the harness's helper scripts that run under the cluster's own python3 (rados bindings)
+HELPERS = ("pgpoll.py", "pgpoll_stamp.py", "objfill.py")
 
 PACKAGES = ["ceph-mon", "ceph-osd", "ceph-mgr", "ceph-common", "ceph-base", "fio",
             "python3-rados", "python3-rbd", "python3-yaml"]
@@ -39,10 +51,21 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def _is_ours(pid: int, workdir: Path) -> bool:
-    """A Ceph daemon started with this workdir's ceph.conf — not a recycled PID of something else."""
+    """A Ceph daemon started with this workdir's ceph.conf — not a recycled PID of something else.  In a
+    chroot the daemon names the conf by its path inside; the workdir is then under some root, and the
+    daemon's own root (``/proc/PID/root``) must be that root."""
     argv = _cmdline(pid)
-    conf = str(Path(workdir).resolve() / "ceph.conf")
-    return bool(argv) and Path(argv[0]).name.startswith("ceph-") and conf in argv
+    if not argv or not Path(argv[0]).name.startswith("ceph-"):
+        return False
+    wd = Path(workdir).resolve()
+    if str(wd / "ceph.conf") in argv:
+        return True
+    try:
+        root = Path(os.readlink(f"/proc/{pid}/root"))
+        inside = wd.relative_to(root)
+    except (OSError, ValueError):
+        return False
+    return root != Path("/") and str(Path("/") / inside / "ceph.conf") in argv
 
 
 def recorded_pids(workdir: Path) -> dict[str, int]:
@@ -70,6 +93,15 @@ def live_pids(workdir: Path) -> dict[str, int]:
     return {k: p for k, p in recorded_pids(workdir).items() if p > 1 and _is_ours(p, workdir)}
 
 
+def where(workdir: Path, release: str = "pacific") -> tuple[Path, str]:
+    """(the cluster folder as the host sees it, the address its mon binds) for ``workdir`` as the
+    release's daemons see it."""
+    if release not in RELEASES:
+        raise ClusterError(f"ceph release {release!r}: expected one of {', '.join(RELEASES)}")
+    root, ip = RELEASES[release]["root"], RELEASES[release]["ip"]
+    return ((root / str(workdir).lstrip("/")) if root else Path(workdir).resolve()), ip
+
+
 def _remove_workdir(workdir: Path) -> None:
     """Delete a workdir only if this harness made it (marker file or ceph.conf) or it is empty."""
     if not workdir.exists():
@@ -81,13 +113,13 @@ def _remove_workdir(workdir: Path) -> None:
     shutil.rmtree(workdir)
 
 
-def preflight(workdir: Path) -> None:
+def preflight(workdir: Path, ip: str = "127.0.0.1") -> None:
     """Refuse to start without root, or beside a cluster from an earlier run."""
     if os.geteuid() != 0:
         raise ClusterError("needs root (Ceph daemons, /proc of all processes): run it with sudo, "
                            "e.g. `sudo make capture-smoke`")
     pids = live_pids(workdir)
-    busy = [p for p in (3300, 6789) if _port_open(p)]
+    busy = [p for p in (3300, 6789) if _port_open(p, ip)]
     if pids or busy:
         raise ClusterError(
             f"a cluster from an earlier run is still there ({workdir}: live daemons {pids}; "
@@ -97,13 +129,20 @@ def preflight(workdir: Path) -> None:
     _remove_workdir(workdir)  # dead leftovers of an earlier run: nothing of value in there
 
 
-def _port_open(port: int) -> bool:
+def _port_open(port: int, ip: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.3)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        return s.connect_ex((ip, port)) == 0
 
 
-def ensure_packages(log: Callable[[str], None]) -> None:
+def ensure_packages(log: Callable[[str], None], release: str = "pacific") -> None:
+    if release != "pacific":
+        root = RELEASES[release]["root"]
+        if not (root / "usr/bin/ceph-osd").exists() or not (root / "usr/bin/fio").exists():
+            raise ClusterError(f"the {release} chroot is not built at {root}: run `sudo make ceph-reef` first")
+        from .chroot import mount
+        mount(root)  # after a reboot the binds are gone
+        return
     missing = [p for p in ("ceph-mon", "ceph-osd", "ceph-mgr", "ceph", "fio") if not shutil.which(p)]
     ok = subprocess.run(["/usr/bin/python3", "-c", "import rados, rbd"], capture_output=True).returncode == 0
     if missing or not ok:
@@ -132,13 +171,20 @@ def teardown_workdir(workdir: Path) -> list[int]:
 class Cluster:
     def __init__(self, workdir: Path, osds: int, osd_size_bytes: int, osd_memory_target: int,
                  log: Callable[[str], None] = print,
-                 devices: list[tuple[str, str | None]] | None = None) -> None:
+                 devices: list[tuple[str, str | None]] | None = None, release: str = "pacific") -> None:
         """``devices``: per OSD (block device, DB device or None) — BlueStore on those devices instead
-        of a sparse file in the OSD's directory (``osd_size_bytes`` is then unused)."""
+        of a sparse file in the OSD's directory (``osd_size_bytes`` is then unused).  ``release``: a key
+        of :data:`RELEASES`; with a chroot, ``workdir`` is the path the daemons see and :attr:`dir` is
+        where the host finds it."""
+        self.dir, self.ip = where(Path(workdir), release)
+        self.release = release
+        rel = RELEASES[release]
+        self.root: Path | None = rel["root"]
+        self.ports = rel["ports"]
+        self.idir = Path(workdir)  # as the daemons see it
         if devices is not None and len(devices) != osds:
             raise ClusterError(f"{osds} OSDs but {len(devices)} device entries")
         self.devices = devices
-        self.dir = Path(workdir).resolve()
         self.n = osds
         self.osd_size = osd_size_bytes
         self.mem = osd_memory_target
@@ -148,9 +194,23 @@ class Cluster:
         self.fsid = str(uuid.uuid4())
 
     # ------------------------------------------------------------------ commands
+    def inside(self, p: Path | str) -> str:
+        """A host path under :attr:`dir` as the cluster's programs see it."""
+        if self.root is None:
+            return str(p)
+        return str(Path("/") / Path(p).relative_to(self.root))
+
+    def argv(self, argv: list[str], cwd: Path | None = None) -> list[str]:
+        """A command of the cluster's release (in its chroot), optionally run in ``cwd`` (a host path)."""
+        return chroot_argv(self.root, argv, None if cwd is None or self.root is None else self.inside(cwd))
+
+    @property
+    def conf_arg(self) -> str:
+        return self.inside(self.conf)
+
     def ceph(self, *args: str, fmt_json: bool = False, timeout: float = 120, check: bool = True) -> Any:
-        cmd = ["ceph", "--conf", str(self.conf)] + list(args) + (["--format", "json"] if fmt_json else [])
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        cmd = ["ceph", "--conf", self.conf_arg] + list(args) + (["--format", "json"] if fmt_json else [])
+        p = subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout)
         if check and p.returncode != 0:
             raise ClusterError(f"{' '.join(cmd[3:])}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
         if fmt_json:
@@ -158,20 +218,26 @@ class Cluster:
         return p.stdout
 
     def rados(self, *args: str, timeout: float = 600) -> str:
-        p = subprocess.run(["rados", "--conf", str(self.conf)] + list(args), capture_output=True,
+        p = subprocess.run(self.argv(["rados", "--conf", self.conf_arg] + list(args)), capture_output=True,
                            text=True, timeout=timeout)
         if p.returncode != 0:
             raise ClusterError(f"rados {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
         return p.stdout
 
     def py(self, script: str, *args: str, timeout: float = 1800) -> str:
-        """Run one of our helper scripts under /usr/bin/python3 (where the rados bindings import)."""
-        here = Path(__file__).parent
-        p = subprocess.run(["/usr/bin/python3", str(here / script), "--conf", str(self.conf)] + list(args),
-                           capture_output=True, text=True, timeout=timeout)
+        """Run one of our helper scripts under the release's /usr/bin/python3 (where its rados bindings
+        import)."""
+        p = subprocess.run(self.helper_argv(script) + list(args), capture_output=True, text=True,
+                           timeout=timeout)
         if p.returncode != 0:
             raise ClusterError(f"{script} {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()[-600:]}")
         return p.stdout
+
+    def helper_argv(self, script: str) -> list[str]:
+        """``python3 <script> --conf <conf>``: the harness's copy for the host, the copy :meth:`up` put
+        into the cluster's folder for a chroot."""
+        path = Path(__file__).parent / script if self.root is None else self.inside(self.dir / "helpers" / script)
+        return self.argv(["/usr/bin/python3", str(path), "--conf", self.conf_arg])
 
     def config_set(self, who: str, settings: dict[str, Any]) -> None:
         for k, v in settings.items():
@@ -180,7 +246,7 @@ class Cluster:
     # ------------------------------------------------------------------ daemons
     def _start(self, name: str, argv: list[str]) -> None:
         with open(self.dir / "log" / f"{name}.stdout", "ab") as logf:
-            self.procs[name] = subprocess.Popen(argv + ["--conf", str(self.conf)], stdout=logf,
+            self.procs[name] = subprocess.Popen(self.argv(argv + ["--conf", self.conf_arg]), stdout=logf,
                                                 stderr=subprocess.STDOUT, start_new_session=True)
         self._record_pids()
 
@@ -212,18 +278,20 @@ class Cluster:
         for sub in ("run", "log", "mon/mon.a", "mgr/mgr.x", "crash"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         (self.dir / MARKER).write_text(f"fsid {self.fsid}\n")
-        self.conf.write_text(render_ceph_conf(self.fsid, str(self.dir), self.osd_size, self.mem))
-        kr = self.dir / "keyring"
-        subprocess.run(["ceph-authtool", "--create-keyring", str(kr), "--gen-key", "-n", "mon.",
-                        "--cap", "mon", "allow *"], check=True, capture_output=True)
-        subprocess.run(["ceph-authtool", str(kr), "--gen-key", "-n", "client.admin", "--cap", "mon",
-                        "allow *", "--cap", "osd", "allow *", "--cap", "mgr", "allow *"],
-                       check=True, capture_output=True)
-        mm = self.dir / "monmap"
-        subprocess.run(["monmaptool", "--create", "--fsid", self.fsid, "--addv", "a",
-                        "[v2:127.0.0.1:3300,v1:127.0.0.1:6789]", str(mm)], check=True, capture_output=True)
-        subprocess.run(["ceph-mon", "--conf", str(self.conf), "--mkfs", "-i", "a", "--monmap", str(mm),
-                        "--keyring", str(kr)], check=True, capture_output=True)
+        if self.root is not None:
+            (self.dir / "helpers").mkdir(exist_ok=True)
+            for h in HELPERS:
+                shutil.copyfile(Path(__file__).parent / h, self.dir / "helpers" / h)
+        self.conf.write_text(render_ceph_conf(self.fsid, self.inside(self.dir), self.osd_size, self.mem,
+                                              ip=self.ip, ports=self.ports))
+        kr, mm = self.inside(self.dir / "keyring"), self.inside(self.dir / "monmap")
+        run = lambda argv: subprocess.run(self.argv(argv), check=True, capture_output=True)
+        run(["ceph-authtool", "--create-keyring", kr, "--gen-key", "-n", "mon.", "--cap", "mon", "allow *"])
+        run(["ceph-authtool", kr, "--gen-key", "-n", "client.admin", "--cap", "mon",
+             "allow *", "--cap", "osd", "allow *", "--cap", "mgr", "allow *"])
+        run(["monmaptool", "--create", "--fsid", self.fsid, "--addv", "a",
+             f"[v2:{self.ip}:3300,v1:{self.ip}:6789]", mm])
+        run(["ceph-mon", "--conf", self.conf_arg, "--mkfs", "-i", "a", "--monmap", mm, "--keyring", kr])
         self._start("mon.a", ["ceph-mon", "-f", "-i", "a"])
         self._wait(lambda: self.ceph("mon", "stat", check=False, timeout=10), 60, "mon up")
         self.config_set("osd", settings)
@@ -232,13 +300,18 @@ class Cluster:
             u = str(uuid.uuid4())
             osd_id = int(self.ceph("osd", "new", u).strip())
             (self.dir / "osd" / str(osd_id)).mkdir(parents=True, exist_ok=True)
-            subprocess.run(["ceph-osd", "--conf", str(self.conf), "-i", str(osd_id), "--mkfs",
-                            "--osd-uuid", u] + self._device_args(osd_id), check=True, capture_output=True)
+            subprocess.run(self.argv(["ceph-osd", "--conf", self.conf_arg, "-i", str(osd_id), "--mkfs",
+                                      "--osd-uuid", u] + self._device_args(osd_id)), check=True,
+                           capture_output=True)
         for i in range(self.n):
             self.start_osd(i)
         self.wait_osds(self.n, up=True)
         self._wait(lambda: (self.ceph("mgr", "stat", fmt_json=True) or {}).get("available"), 120,
                    "mgr available")
+        if self.root is not None:
+            # PITFALL (Reef chroot): restful imports pyOpenSSL → cryptography, a PyO3 extension that cannot
+            # load in the mgr's sub-interpreters (the bcrypt stub covers the others); off, or HEALTH_WARN
+            self.ceph("mgr", "module", "disable", "restful", check=False)
         self.log(f"cluster up in {time.time() - t0:.0f} s (fsid {self.fsid})")
 
     def _device_args(self, osd_id: int) -> list[str]:

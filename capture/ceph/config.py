@@ -1,4 +1,4 @@
-"""ceph.conf and per-arm OSD settings for Ceph 16.2 (Pacific), as pure functions.
+"""ceph.conf and per-arm OSD settings for Ceph 16.2 (Pacific) and 18.2 (Reef), as pure functions.
 
 Facts this encodes (../shared/notes/ceph-single-node.md): queue settings live in the mon config
 database (``ceph config set``), never in ceph.conf (the file wins over the database); the mClock
@@ -30,6 +30,34 @@ SSD_PINNED: dict[str, Any] = {
 #: op shards per OSD with the pinning above; Pacific's mClock divides the OSD capacity by this.
 OSD_SHARDS = SSD_PINNED["osd_op_num_shards"]
 
+RELEASES = ("pacific", "reef")
+#: options 18.2.7's ceph-osd does not know (``--show-config-value``: "option not found"); the mon
+#: refuses to ``config set`` them.  Reef's mClock costs an IO from the device's sequential bandwidth and
+#: IOPS capacity instead of per-IO/per-byte microseconds.
+PACIFIC_ONLY = frozenset({"osd_mclock_cost_per_io_usec", "osd_mclock_cost_per_io_usec_hdd",
+                          "osd_mclock_cost_per_io_usec_ssd", "osd_mclock_cost_per_byte_usec",
+                          "osd_mclock_cost_per_byte_usec_hdd", "osd_mclock_cost_per_byte_usec_ssd"})
+#: options 16.2.15 does not know
+REEF_ONLY = frozenset({"osd_mclock_max_sequential_bandwidth_hdd", "osd_mclock_max_sequential_bandwidth_ssd",
+                       "osd_mclock_override_recovery_settings", "osd_mclock_iops_capacity_threshold_hdd",
+                       "osd_mclock_iops_capacity_threshold_ssd", "osd_mclock_force_run_benchmark_on_init"})
+#: Reef's hdd variants pinned to its ssd defaults, as :data:`SSD_PINNED` does for Pacific: the sequential
+#: bandwidth (ssd default 1200 MiB/s; hdd 150 MiB/s) sets mClock's cost per IO (bandwidth / IOPS capacity)
+REEF_PINNED: dict[str, Any] = {"osd_mclock_max_sequential_bandwidth_hdd": 1258291200,
+                               "osd_mclock_max_sequential_bandwidth_ssd": 1258291200}
+
+
+def check_release(release: str) -> str:
+    if release not in RELEASES:
+        raise ValueError(f"ceph release {release!r}: expected one of {', '.join(RELEASES)}")
+    return release
+
+
+def for_release(settings: dict[str, Any], release: str) -> dict[str, Any]:
+    """``settings`` without the options ``release`` does not have (see :data:`PACIFIC_ONLY`)."""
+    drop = PACIFIC_ONLY if check_release(release) == "reef" else REEF_ONLY
+    return {k: v for k, v in settings.items() if k not in drop}
+
 #: Seed (mclock-vs-wpq-scrub-part2, "Experimenting with the mClock Custom Profile"): reservation /
 #: weight / limit per class; percentages are of the OSD's capacity, ``MAX`` is no limit.
 SEED_CUSTOM = {
@@ -40,15 +68,20 @@ SEED_CUSTOM = {
 
 
 def render_ceph_conf(fsid: str, cluster_dir: str, osd_size_bytes: int,
-                     osd_memory_target: int) -> str:
-    """The bootstrap ceph.conf: addresses, paths, auth off.  No scheduler setting belongs here."""
+                     osd_memory_target: int, ip: str = "127.0.0.1",
+                     ports: tuple[int, int] | None = None) -> str:
+    """The bootstrap ceph.conf: addresses, paths, auth off.  No scheduler setting belongs here.
+    ``ip``: the loopback address every daemon binds (the mon on 3300/6789 there); ``ports``: the range
+    the OSDs and mgr bind (default Ceph's 6800-7300) — a second cluster beside a host one takes its own."""
     d = cluster_dir
     lines = [
         "[global]",
         f"fsid = {fsid}",
-        "mon_host = [v2:127.0.0.1:3300,v1:127.0.0.1:6789]",
+        f"mon_host = [v2:{ip}:3300,v1:{ip}:6789]",
         "public_network = 127.0.0.0/8",
+        f"public_addr = {ip}", f"cluster_addr = {ip}",
         "ms_bind_ipv6 = false",
+        *([f"ms_bind_port_min = {ports[0]}", f"ms_bind_port_max = {ports[1]}"] if ports else []),
         "auth_cluster_required = none", "auth_service_required = none", "auth_client_required = none",
         f"run_dir = {d}/run", f"admin_socket = {d}/run/$name.asok",
         f"log_file = {d}/log/$name.log", f"mon_cluster_log_file = {d}/log/cluster.log",
@@ -104,8 +137,28 @@ def _pct(v: Any, per_shard_capacity: float) -> int:
     return int(v)
 
 
+def _share(v: Any, capacity_iops: float, shards: int) -> float:
+    """A seed allocation in Reef's unit: a fraction of the OSD's IOPS capacity (0 = lowest reservation
+    or no limit).  ``"NN%"`` → NN/100; ``MAX`` and shares above 100 % → 0, Reef's "no limit" (its
+    options stop at 1.0, and a limit above the capacity limits nothing); a plain integer is Pacific's
+    unit, IOPS per shard, converted through the capacity (the seed's client reservation 1 is 1 IOPS)."""
+    if isinstance(v, str):
+        s = v.strip()
+        if s.upper() == "MAX":
+            return 0.0
+        if s.endswith("%"):
+            f = float(s[:-1]) / 100.0
+            return 0.0 if f > 1.0 else round(f, 6)
+        raise ValueError(f"allocation {v!r}: expected a number, 'NN%' or 'MAX'")
+    if isinstance(v, bool) or v < 0:
+        raise ValueError(f"allocation {v!r}: expected a number ≥ 0, 'NN%' or 'MAX'")
+    if not float(v).is_integer():
+        raise ValueError(f"allocation {v!r}: write a share as 'NN%' (a plain number is IOPS per shard)")
+    return round(float(v) * shards / capacity_iops, 6)
+
+
 def custom_allocations(alloc: dict[str, dict[str, Any]], capacity_iops: float,
-                       shards: int) -> dict[str, int]:
+                       shards: int, release: str = "pacific") -> dict[str, Any]:
     """Seed-style custom mClock allocations → Pacific 16.2 option values.
 
     Pacific's ``osd_mclock_scheduler_*_{res,lim}`` are IOPS **per op shard** (the built-in profiles
@@ -117,6 +170,18 @@ def custom_allocations(alloc: dict[str, dict[str, Any]], capacity_iops: float,
     """
     if capacity_iops <= 0 or shards < 1:
         raise ValueError(f"capacity {capacity_iops} IOPS over {shards} shards: both must be positive")
+    if check_release(release) == "reef":
+        # 18.2: res and lim are fractions of the OSD's capacity (Reef divides by the shards itself)
+        out_r: dict[str, Any] = {}
+        for cls in ("client", "background_recovery", "background_best_effort"):
+            a = alloc[cls]
+            out_r[f"osd_mclock_scheduler_{cls}_res"] = _share(a["res"], capacity_iops, shards)
+            out_r[f"osd_mclock_scheduler_{cls}_wgt"] = int(a["wgt"])
+            out_r[f"osd_mclock_scheduler_{cls}_lim"] = _share(a["lim"], capacity_iops, shards)
+        tot = sum(v for k, v in out_r.items() if k.endswith("_res"))
+        if tot > 1.0 + 1e-9:
+            raise ValueError(f"reservations add up to {tot:.0%} of the capacity, more than all of it")
+        return out_r
     per_shard = capacity_iops / shards
     out: dict[str, int] = {}
     for cls, opt in (("client", "client"), ("background_recovery", "background_recovery"),
@@ -132,7 +197,8 @@ def custom_allocations(alloc: dict[str, dict[str, Any]], capacity_iops: float,
     return out
 
 
-def arm_settings(arm: dict[str, Any], capacity_iops: float, shards: int) -> dict[str, Any]:
+def arm_settings(arm: dict[str, Any], capacity_iops: float, shards: int,
+                 release: str = "pacific") -> dict[str, Any]:
     """``ceph config set osd`` key → value for one arm (queue, profile, custom allocations, extras)."""
     queue = arm["osd_op_queue"]
     if queue not in ("wpq", "mclock_scheduler"):
@@ -145,16 +211,22 @@ def arm_settings(arm: dict[str, Any], capacity_iops: float, shards: int) -> dict
                              "high_recovery_ops or custom")
         out["osd_mclock_profile"] = prof
         if prof == "custom":
-            out.update(custom_allocations(arm.get("allocations") or SEED_CUSTOM, capacity_iops, shards))
+            out.update(custom_allocations(arm.get("allocations") or SEED_CUSTOM, capacity_iops, shards,
+                                          release))
     elif arm.get("osd_mclock_profile"):
         raise ValueError("osd_mclock_profile is only meaningful with osd_op_queue=mclock_scheduler")
     out.update(arm.get("extra") or {})
-    return out
+    return for_release(out, release) if release != "pacific" else out
 
 
-def base_settings(capacity_iops: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Settings common to every arm: ssd pinning, fixed mClock capacity, no scheduled scrubs."""
+def base_settings(capacity_iops: float, extra: dict[str, Any] | None = None,
+                  release: str = "pacific") -> dict[str, Any]:
+    """Settings common to every arm: ssd pinning, fixed mClock capacity, no scheduled scrubs; only the
+    options ``release`` has.  Reef would otherwise measure its capacity at start-up and, on these
+    rotational-looking files, keep 315 IOPS with a warning (the chroot note): it is fixed here too."""
     out = dict(SSD_PINNED)
+    if check_release(release) == "reef":
+        out.update(REEF_PINNED)
     out.update({
         "osd_mclock_skip_benchmark": "true",
         "osd_mclock_max_capacity_iops_hdd": capacity_iops,
@@ -163,7 +235,7 @@ def base_settings(capacity_iops: float, extra: dict[str, Any] | None = None) -> 
         "osd_scrub_min_interval": 1e8, "osd_scrub_max_interval": 1e9, "osd_deep_scrub_interval": 1e9,
     })
     out.update(extra or {})
-    return out
+    return for_release(out, release)
 
 
 #: Keys recorded from ``ceph config show osd.N`` into run.json (the full dump is kept beside it).
@@ -192,6 +264,9 @@ RECORDED_KEYS = (
     # the throttled-device regime (issue 23): BlueStore throttles, buffered reads, scrub start pacing
     "bluestore_throttle_bytes", "bluestore_throttle_deferred_bytes", "bluestore_default_buffered_read",
     "osd_scrub_backoff_ratio", "osd_max_trimming_pgs",
+    # Reef's mClock inputs (absent from a Pacific OSD's dump: recorded as missing there)
+    "osd_mclock_max_sequential_bandwidth_hdd", "osd_mclock_max_sequential_bandwidth_ssd",
+    "osd_mclock_override_recovery_settings", "osd_mclock_iops_capacity_threshold_hdd",
 )
 
 

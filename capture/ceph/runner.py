@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import campaign as cp
+from .chroot import info as chroot_info, parse_ceph_version
 from .cluster import Cluster, ClusterError
 from .config import OSD_SHARDS, RECORDED_KEYS, arm_settings, base_settings, check_applied
 from .monitor import CpuAccount, SysMon
@@ -78,8 +79,8 @@ class Poller:
 
     def __init__(self, cl: Cluster, out: Path) -> None:
         self.p = subprocess.Popen(
-            ["/usr/bin/python3", str(HERE / "pgpoll.py"), "--conf", str(cl.conf), "--out", str(out),
-             "--cluster-log", str(cl.dir / "log" / "cluster.log")],
+            cl.helper_argv("pgpoll.py") + ["--out", cl.inside(out),
+                                           "--cluster-log", cl.inside(cl.dir / "log" / "cluster.log")],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(str(out) + ".stderr", "w"),
             text=True)
 
@@ -111,9 +112,12 @@ class Runner:
         c = doc["cluster"]
         self.capacity = float(c["mclock_capacity_iops"])
         self.pg_num = int(c.get("pg_num", 32))
+        #: the Ceph release the campaign runs (``ceph: pacific | reef``; Reef in its chroot)
+        self.release = str(doc.get("ceph", "pacific"))
         self.cl = Cluster(Path(c.get("workdir", "/var/tmp/cephqos-cluster")), int(c["osds"]),
-                          int(c["osd_size_gib"]) << 30, int(c["osd_memory_target_mib"]) << 20, log)
-        self.base = base_settings(self.capacity, doc.get("osd_config"))
+                          int(c["osd_size_gib"]) << 30, int(c["osd_memory_target_mib"]) << 20, log,
+                          release=self.release)
+        self.base = base_settings(self.capacity, doc.get("osd_config"), self.release)
         # mClock's res/lim are per op shard: the shard count the OSDs will run with
         self.shards = int(self.base.get("osd_op_num_shards", OSD_SHARDS))
         self.applied_scenario_keys: set[str] = set()
@@ -130,13 +134,13 @@ class Runner:
             cl.ceph("osd", "pool", "set", pool, "size", "3")
         cl.ceph("osd", "pool", "application", "enable", "client", "rbd")
         cl.ceph("osd", "pool", "application", "enable", "scrub", "rados")
-        subprocess.run(["rbd", "--conf", str(cl.conf), "create", "client/img", "--size",
-                        f"{int(c['image_mib'])}M"], check=True, capture_output=True)
+        subprocess.run(cl.argv(["rbd", "--conf", cl.conf_arg, "create", "client/img", "--size",
+                                f"{int(c['image_mib'])}M"]), check=True, capture_output=True)
         t = time.time()
-        subprocess.run(["fio", "--name=prefill", "--ioengine=rbd", "--clientname=admin", "--pool=client",
-                        "--rbdname=img", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1",
-                        "--output-format=terse"], check=True, capture_output=True,
-                       env=dict(os.environ, CEPH_CONF=str(cl.conf)))
+        subprocess.run(cl.argv(["fio", "--name=prefill", "--ioengine=rbd", "--clientname=admin", "--pool=client",
+                                "--rbdname=img", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1",
+                                "--output-format=terse"]), check=True, capture_output=True,
+                       env=dict(os.environ, CEPH_CONF=cl.conf_arg))
         self.log(f"client image {c['image_mib']} MiB prefilled in {time.time() - t:.0f} s")
         n, kib = int(p.get("scrub_objects", 0)), int(p.get("scrub_object_kib", 32))
         if n:
@@ -153,14 +157,30 @@ class Runner:
             # it applies (bring-up fills are not measured), each run attaches the OSDs again
             self.throttle = Throttle.for_path(cl.dir / "osd", int(th["read_iops"]), int(th["write_iops"]))
             self.log(f"per-OSD IO limits: {self.throttle.record()}")
+        versions = cl.ceph("versions", fmt_json=True)
         self.cluster_facts = {"fsid": cl.fsid, "brought_up": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                              "versions": cl.ceph("versions", fmt_json=True)}
+                              "versions": versions, "release": self.release,
+                              "ceph_version": self.ceph_version(versions), "address": cl.ip,
+                              "chroot": None if cl.root is None else {"root": str(cl.root),
+                                                                       **(chroot_info(cl.root) or {})}}
+        self.log(f"ceph {self.cluster_facts['ceph_version']} ({self.release}) at {cl.ip}")
+
+    def ceph_version(self, versions: dict[str, Any]) -> str:
+        """The one version every daemon runs (``ceph versions`` → overall); a mixed or foreign cluster
+        (not the campaign's release) is an error."""
+        overall = list((versions or {}).get("overall", {}))
+        if len(overall) != 1:
+            raise ClusterError(f"daemons run {len(overall)} versions ({overall}): expected one")
+        v = parse_ceph_version(overall[0])
+        if v["release"] != self.release:
+            raise ClusterError(f"the campaign asks for ceph {self.release}, the cluster runs {overall[0]}")
+        return str(v["version"])
 
     # ------------------------------------------------------------------ one run
     def settings_for(self, run: cp.Run) -> dict[str, Any]:
         arm = self.doc["arms"][run.arm]
         sc = self.doc["scenarios"][run.scenario]
-        out = arm_settings(arm, self.capacity, self.shards)
+        out = arm_settings(arm, self.capacity, self.shards, self.release)
         out = {**(sc.get("osd_config") or {}), **out}
         return out
 
@@ -339,6 +359,7 @@ class Runner:
         cl = self.cl
         info: dict[str, Any] = {"campaign": run.campaign, "scenario": run.scenario, "arm": run.arm,
                                 "repeat": run.repeat, "plan_order": run.order, "origin": "measured",
+                                "ceph_release": self.release,
                                 "forced": bool(getattr(self, "forced", False))}
         arm = self.doc["arms"][run.arm]
         info["scheduler"] = arm["osd_op_queue"]
@@ -360,7 +381,13 @@ class Runner:
         info["pg_primaries"] = self.pg_primaries()
         acct = CpuAccount()
         acct.track(list(cl.pids().values()))
-        poller = Poller(cl, stage / "timeline.jsonl")
+        # fio and pgpoll of a chroot release write where they can: a folder in the cluster's tree, moved
+        # into the run's stage when they are done
+        work = stage if cl.root is None else cl.dir / "stage"
+        if work != stage:
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+        poller = Poller(cl, work / "timeline.jsonl")
         self._children.append(poller)
         acct.track([poller.p.pid])
         mon = SysMon(stage / "sysutil.jsonl", probe=OsdProbe(cl.dir / "run", cl.pids))
@@ -368,11 +395,11 @@ class Runner:
         self._children.append(mon)
         time.sleep(2.0)  # a couple of timeline samples before client IO
         log_pos = (cl.dir / "log" / "cluster.log").stat().st_size
-        env = dict(os.environ, CEPH_CONF=str(cl.conf))
+        env = dict(os.environ, CEPH_CONF=cl.conf_arg)
         t_fio = poller.mark("fio_start")
         with open(stage / "fio.stderr", "w") as err:
-            fio = subprocess.Popen(self.fio_argv(sc), cwd=stage, env=env, stdout=subprocess.DEVNULL,
-                                   stderr=err)
+            fio = subprocess.Popen(cl.argv(self.fio_argv(sc), cwd=work), cwd=work, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=err)
         self._children.append(fio)
         anchors: dict[str, Any] = {"fio_spawn_unix": t_fio}
         if bg:
@@ -408,6 +435,9 @@ class Runner:
         info["background_done_seen_unix"] = done_at
         poller.close()
         mon.stop()
+        if work != stage:
+            for f in sorted(work.iterdir()):
+                shutil.move(str(f), str(stage / f.name))
         info["cpu"] = acct.result(list(cl.pids().values()))
         info["steal_flagged"] = info["cpu"]["steal_frac"] > self.steal_flag
         info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
