@@ -79,7 +79,7 @@ reports/%.html: reports/%.ipynb
 REPORT_JOBS ?= 2
 # the studies' claims with a verdict per campaign (reports/claims.csv; skipped, with a message, when the data
 # has none of these campaigns; qos-v2 is being captured: its claims short of runs are counted open)
-CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2
+CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2 qos-reef
 report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/files.parquet $(PROC)/notebooks.mk && \
@@ -136,6 +136,8 @@ capture-qos:
 # A redesigned scenario is piloted again in a later round: PILOT_ARGS="--round 2 --scenarios scrub"; the
 # verdict reads every round and decides each scenario on its latest.
 PILOT_ARGS ?=
+# the finished campaign whose run-to-run spread sets the repeats (qos-v2: the same throttled regime)
+PILOT_SPREAD ?= $(if $(filter qos-reef,$(CAMPAIGN_NAME)),$(DATA)/ceph-qos/qos-v2,$(DATA)/ceph-qos/qos-2026)
 capture-pilot: .venv/.installed
 	@[ "$$(id -u)" = 0 ] || { echo "capture-pilot needs root: sudo make capture-pilot CAMPAIGN=..."; exit 1; }
 	$(CAPTURE_PY) -m capture.ceph pilot $(CAMPAIGN) --out $(DATA)/ceph-qos $(PILOT_ARGS) $(CAPTURE_ARGS)
@@ -143,7 +145,7 @@ capture-pilot: .venv/.installed
 # the verdict alone, from the pilot data already captured (no root, no Ceph)
 pilot-verdict: .venv/.installed
 	$(PY) -m analysis pilot $(sort $(wildcard $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot-r*)) --campaign-file $(CAMPAIGN) \
-	  --spread-from $(DATA)/ceph-qos/qos-2026 --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
+	  --spread-from $(PILOT_SPREAD) --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
 
 # --- Ceph 18.2 (Reef) from Debian 13 in a debootstrap chroot beside the host's Pacific (issue 24) ---

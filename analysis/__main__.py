@@ -153,7 +153,9 @@ def _claims(a: argparse.Namespace) -> int:
             print(f"claims: removed the stale {out}")
         return 0
     published = load_all(a.published) if a.published else load_all()
-    table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha) for c in present],
+    rel = summary.dropna(subset=["ceph_release"]).groupby("campaign", observed=True)["ceph_release"].agg(
+        lambda s: ",".join(sorted(set(map(str, s))))) if "ceph_release" in summary else pd.Series(dtype=str)
+    table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha, release=rel.get(c)) for c in present],
                       ignore_index=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")

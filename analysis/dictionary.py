@@ -29,6 +29,8 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "campaign, scenario, arm, scheduler, profile, repeat, run",
      "run keys from run.json (our captures) or CBT's benchmark_config.yaml / ceph_settings.out"),
     ("summary", "archive", "CBT: the folder that holds results/ (id-<hash> repeats across archives of one YAML)"),
+    ("summary", "ceph_release, ceph_version",
+     "our Ceph captures: the release and version every daemon reported at bring-up (pacific 16.2.15, reef 18.2.7)"),
     ("summary", "(other run.json scalars)", "e.g. target, rw, bs, iodepth, max_scrubs, scrub_cost, redone"),
     ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start"),
     ("blk_requests", "sector, bytes, rwbs, pid, q, g, i, d, c (ns)",

@@ -38,6 +38,8 @@ FIGURE_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("qos-regime-cpu-queue", "analysis.figures.qos.regime", "32-qos-campaign"),
     ("qos-op-rate-by-arm", "analysis.figures.qos.op_rate", "33-qos-v2"),
     ("qos-client-drop-by-arm", "analysis.figures.qos.client_drop", "33-qos-v2"),
+    ("versions-release-ratio", "analysis.figures.versions.release_forest", "35-versions"),
+    ("versions-arm-effects", "analysis.figures.versions.arm_effects", "35-versions"),
     ("workload-io-pattern", "analysis.figures.workload.io_pattern", "40-block-workload"),
     ("workload-throughput-iops", "analysis.figures.workload.throughput_iops", "40-block-workload"),
     ("workload-sequentiality", "analysis.figures.workload.sequentiality", "40-block-workload"),

@@ -20,7 +20,7 @@ from analysis.published_qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEE
 from analysis.stats import claims as cl
 from conftest import ROOT
 
-EXPECTED_COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
+EXPECTED_COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
                     "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
                     "data_gap"]
 

@@ -133,6 +133,20 @@ def test_spread_pools_log_variances_by_hand():
     assert s.loc[0, "sd_resid"] == pytest.approx(math.sqrt(0.01 / 2))
 
 
+def test_spread_drops_an_arm_missing_from_a_repeat_not_every_repeat():
+    """qos-v2's scrub: WPQ's deep scrub never ends in the client run in some repeats, so it has no rate
+    there; the residual SD comes from the arms every repeat has (before: from no repeat at all, NaN, and
+    the Reef pilot's scrub could not be powered)."""
+    base = {"scenario": "scrub", "metric": "op_rate"}
+    rows = [{**base, "arm": a, "repeat": r, "value": math.exp(v)} for a, vals in
+            (("a", [0.0, 0.2, -0.2]), ("b", [math.log(2), math.log(2) + 0.1, math.log(2) - 0.1]))
+            for r, v in zip((1, 2, 3), vals)]
+    rows.append({**base, "arm": "wpq", "repeat": 2, "value": 5.0})  # one repeat only
+    s = pl.spread(pd.DataFrame(rows))
+    assert s.loc[0, "sd_resid"] == pytest.approx(math.sqrt(0.01 / 2))  # a and b as above
+    assert s.loc[0, "n_runs"] == 7
+
+
 def test_repeats_needed_against_statsmodels():
     f = facts()
     sp = pd.DataFrame({"scenario": ["scrub", "scrub"], "metric": ["op_rate", "client_iops"],

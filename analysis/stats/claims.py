@@ -6,6 +6,8 @@
 :func:`~analysis.stats.reconcile.our_metric`.  Columns (:data:`COLUMNS`, in this order):
 
 ``campaign``            the campaign our values come from
+``ceph_release``        the Ceph release that campaign ran (``pacific``, ``reef``; from its run.json files:
+                        the versions every daemon reported), empty when unknown
 ``study``               ``part1`` (snaptrim/recovery seed) or ``part2`` (scrub seed)
 ``claim_id``            ``<study>-<figure>-<n>``: the figure slug (``fig05``, ``fig08a``, ``chart07``,
                         ``table-snaptrim-clat-vs-wpq``, ``text`` for prose) and the claim's 1-based rank
@@ -75,7 +77,7 @@ from ..published_qos import PART1_SEED, PART2_SEED
 from .consistency import ALPHA, _n_per_arm
 from .reconcile import WORKLOAD, _values, campaign_arms, claim_cells, claim_rows, our_metric
 
-COLUMNS = ["campaign", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
+COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
            "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
            "data_gap"]
 VERDICTS = ("holds", "contradicted", "not significant", "not measurable here")
@@ -206,7 +208,7 @@ def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
 
 
 def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, alpha: float = ALPHA,
-                 power: float = 0.8) -> pd.DataFrame:
+                 power: float = 0.8, release: str | None = None) -> pd.DataFrame:
     """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published_qos.load_all`)
     against ``metrics`` (:func:`analysis.stats.qos_derived.run_metrics` of ``campaign``; other campaigns'
     rows are dropped when it has a ``campaign`` column).  Columns :data:`COLUMNS`; verdicts in the module
@@ -224,7 +226,7 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         relation = getattr(r, "relation", "") or ""
         direction = (np.sign(r.value - 100) if relation == "share_pct" else np.sign(r.value)) \
             if r.kind == "derived" else np.nan
-        out = dict(campaign=campaign, study=study, claim_id=f"{study}-{slug}-{rank[study, slug]}",
+        out = dict(campaign=campaign, ceph_release=release or "", study=study, claim_id=f"{study}-{slug}-{rank[study, slug]}",
                    sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
                    ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
                    power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="",

@@ -247,8 +247,9 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None, baseli
 def spread(metrics: pd.DataFrame) -> pd.DataFrame:
     """Spread of repeats on log scale per (scenario, metric) of a finished campaign: ``sd_log`` = the
     within-arm SD pooled over arms (ddof 1), and ``sd_resid`` = the residual SD of the additive model
-    log(value) ~ arm + repeat over the complete arm × repeat table (repeats that every arm has;
-    df = (arms − 1)(repeats − 1)), the noise of a comparison within repeat blocks; ``n_runs``.
+    log(value) ~ arm + repeat over the complete arm × repeat table (the arms every repeat has, or when
+    fewer than two are, the repeats every arm has; df = (arms − 1)(repeats − 1)), the noise of a comparison
+    within repeat blocks; ``n_runs``.
     ``metrics``: ``scenario, arm, repeat, metric, value`` (e.g. :func:`shipped_metrics`)."""
     m = metrics[np.isfinite(metrics["value"]) & (metrics["value"] > 0)]
     m = m.assign(lv=np.log(m["value"]))
@@ -257,7 +258,11 @@ def spread(metrics: pd.DataFrame) -> pd.DataFrame:
         g = d.groupby("arm")["lv"].agg(["var", "count"])
         g = g[g["count"] >= 2]
         sd_log = math.sqrt((g["var"] * (g["count"] - 1)).sum() / (g["count"] - 1).sum()) if len(g) else np.nan
-        t = d.pivot_table(index="repeat", columns="arm", values="lv", aggfunc="mean").dropna()
+        t = d.pivot_table(index="repeat", columns="arm", values="lv", aggfunc="mean")
+        # the complete table: drop the arms missing from a repeat (e.g. WPQ's scrub, which never ends in the
+        # client run, has no rate in some repeats) rather than every repeat some arm misses
+        full = t.loc[:, t.notna().all()]
+        t = full if full.shape[1] >= 2 and full.shape[0] >= 2 else t.dropna()
         a, r = t.shape[1], t.shape[0]
         sd_resid = np.nan
         if a >= 2 and r >= 2:

@@ -397,6 +397,16 @@ class Cluster:
 
     def osd_config(self, i: int, with_defaults: bool = False) -> dict[str, str]:
         """What osd.i runs (``config show``: non-default values; or every option)."""
+        if self.root is not None:
+            # PITFALL (Reef note): `ceph config show` is served by the mgr from OSD reports and lags ~5 s
+            # behind a restart; the OSD's admin socket answers at once with what it runs
+            from .opqueue import asok_command
+            sock = self.dir / "run" / f"osd.{i}.asok"
+            if with_defaults:
+                doc = asok_command(sock, "config show", timeout=10)
+                return {k: str(v) for k, v in (doc or {}).items()}
+            diff = (asok_command(sock, "config diff", timeout=10) or {}).get("diff", {})
+            return {k: str(v.get("final", v.get("current"))) for k, v in diff.items() if isinstance(v, dict)}
         doc = self.ceph("config", "show-with-defaults" if with_defaults else "show", f"osd.{i}",
                         fmt_json=True, timeout=30)
         if isinstance(doc, list):
