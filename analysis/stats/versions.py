@@ -252,7 +252,7 @@ def operator_table(facts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     run before it, %).  ``facts``: :func:`analysis.stats.pilot.run_facts` rows with ``release`` and
     ``drop_pct``.  Each winner's effect against the runner-up: ``vs`` (the runner-up), ``effect`` (op rate:
     ratio of geometric means; client cost: difference of means, percentage points) with ``lo``/``hi`` and
-    Welch ``p``.  ``pareto``: the (release, arm) pairs no other beats on both."""
+    Welch ``p``; ``n``/``n_vs`` runs.  ``pareto``: the (release, arm) pairs no other beats on both."""
     rows = []
     f = facts[facts["scenario"].isin(list(OP_OF_SCENARIO))]
     for scen, g in f.groupby("scenario", sort=True):
@@ -280,11 +280,12 @@ def operator_table(facts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
                 eff, lo, hi, w = b.mean() - a.mean(), ci.low, ci.high, {"p": res.pvalue}
                 unit = "pp client drop"
             rows.append({"scenario": scen, "op": OP_OF_SCENARIO[scen], "criterion": what, "best": best,
-                         "median": med.loc[best, col], "vs": second, "median_vs": med.loc[second, col],
+                         "n": int(n[best]), "median": med.loc[best, col], "vs": second, "n_vs": int(n[second]),
+                         "median_vs": med.loc[second, col],
                          "effect": eff, "lo": lo, "hi": hi, "unit": unit, "p": w.get("p", np.nan),
                          "pareto": ", ".join(sorted(pareto))})
-    return pd.DataFrame(rows, columns=["scenario", "op", "criterion", "best", "median", "vs", "median_vs", "effect",
-                                       "lo", "hi", "unit", "p", "pareto"])
+    return pd.DataFrame(rows, columns=["scenario", "op", "criterion", "best", "n", "median", "vs", "n_vs", "median_vs",
+                                       "effect", "lo", "hi", "unit", "p", "pareto"])
 
 
 def claims_by_release(table: pd.DataFrame, campaigns: dict[str, str]) -> pd.DataFrame:
