@@ -162,6 +162,10 @@ def claims_section(path: Path) -> str:
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     counts = verdict_counts(table).reset_index()
     ahead = decided_by_repeats(table).reset_index()
+    if "ceph_release" in table:  # which Ceph release each campaign ran, beside its counts
+        rel = table.groupby("campaign")["ceph_release"].first().fillna("")
+        counts.insert(1, "ceph_release", counts["campaign"].map(rel))
+        ahead.insert(1, "ceph_release", ahead["campaign"].map(rel))
 
     def num(fmt):
         return lambda x: "" if pd.isna(x) else format(x, fmt)

@@ -249,16 +249,17 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
     nbformat.write(nb, reports / "10-something.ipynb")
     page = build_report(reports, tmp_path).read_text()
     assert "id='claims'" not in page
-    t.to_csv(reports / "claims.csv", index=False)
+    t.assign(ceph_release="reef").to_csv(reports / "claims.csv", index=False)
     page = build_report(reports, tmp_path).read_text()
     assert page.index("<section id='claims'>") < page.index("<section id='10-something'>")
     assert page.index("href='#claims'") < page.index("href='#10-something'")
     start = page.index("<section id='claims'>")
     counts = page[start:page.index("Testable claims decided at R repeats", start)]
     ahead = page[page.index("Testable claims decided at R repeats", start):page.index("<details>", start)]
-    assert re.findall(r"<th>([^<]*)</th>", ahead)[:3] == ["campaign", "testable", "decided now"]
+    assert re.findall(r"<th>([^<]*)</th>", ahead)[:4] == ["campaign", "ceph_release", "testable", "decided now"]
     cells = re.findall(r"<td>([^<]*)</td>", counts)
-    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "claims", *cl.VERDICTS, "decided", "open"]
+    assert re.findall(r"<th>([^<]*)</th>", counts) == ["campaign", "ceph_release", "claims", *cl.VERDICTS, "decided",
+                                                         "open"]
     kinds = np.where(t["direction"].notna(), "testable", "absolute")
     expect = []
     for k in ("absolute", "testable"):
@@ -267,7 +268,7 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
             n = [int((v == x).sum()) for x in cl.VERDICTS]
             closed = int(((v == "not measurable here") & ~t.loc[kinds == k, "data_gap"]).sum())
             gap = int(((v == "not measurable here") & t.loc[kinds == k, "data_gap"]).sum())
-            expect += ["hand", k, *map(str, n), *(map(str, (n[0] + n[1] + closed, gap)) if k == "testable"
+            expect += ["hand", "reef", k, *map(str, n), *(map(str, (n[0] + n[1] + closed, gap)) if k == "testable"
                                                   else ("0", "0"))]
     assert cells == expect
     assert "part2-chart10-1" in page and "no runs of scrub/custom in this campaign" in page
