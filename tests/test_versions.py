@@ -170,3 +170,25 @@ def test_claims_by_release_side_by_side():
     assert out["holds on"].to_dict() == {"a": "both", "b": "pacific only", "c": "reef only", "d": "neither",
                                          "e": "undecided"}
     assert list(out.columns[:4]) == ["study", "published", "pacific", "ours_pacific"]
+
+
+def test_release_values_long_table_from_facts_and_metrics():
+    facts = pd.DataFrame({"release": ["pacific", "pacific", "reef"], "campaign": ["v2", "v2", "rf"],
+                          "scenario": ["baseline", "scrub", "scrub"], "arm": "wpq", "repeat": ["1", "1", "1"],
+                          "op_rate": [np.nan, 22.0, 42.0], "client_iops": [850.0, 830.0, np.nan]})
+    metrics = pd.DataFrame({"release": "reef", "campaign": "rf", "scenario": "scrub", "arm": "wpq", "repeat": [1, 1],
+                            "metric": ["clat_mean", "client_iops"], "value": [4.5, 600.0], "unit": ["ms", "IOPS"]})
+    v = vs.release_values(facts, metrics).set_index(["release", "scenario", "metric"])["value"]
+    assert v.to_dict() == {("pacific", "scrub", "op_rate"): 22.0, ("reef", "scrub", "op_rate"): 42.0,
+                           ("pacific", "baseline", "client_iops"): 850.0, ("pacific", "scrub", "client_iops"): 830.0,
+                           ("reef", "scrub", "clat_mean"): 4.5}
+    assert (vs.release_values(facts, metrics)["repeat"] == "1").all()  # one key type for the blocks
+
+
+def test_read_run_configs_names_a_broken_run_json(tmp_path):
+    from analysis.ingest.base import IngestError
+    d = tmp_path / "rf" / "scrub" / "wpq" / "rep-01"
+    d.mkdir(parents=True)
+    (d / "run.json").write_text('{"campaign": "rf",\n "arm": }\n')
+    with pytest.raises(IngestError, match=r"rep-01/run.json:2: expected a JSON object"):
+        vs.read_run_configs(tmp_path, ["rf"])

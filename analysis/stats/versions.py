@@ -12,7 +12,7 @@
   release: the level of a bring-up shifts every arm in it, qos-v2's pilot saw 946 vs 705 IOPS between two)
   and arm effects common to both releases, plus ``reef × arm`` terms: their F test against the model
   without them is the interaction test; each term is that arm's effect against ``ref`` on Reef over the
-  same on Pacific (a ratio, with t test and CI).
+  same on Pacific (a ratio, with t test and CI); statsmodels OLS fits both models.
 - :func:`operator_table` — per background operation, the (release, arm) that got through it fastest and
   the one with the smallest client cost here, with the effect size against the next best and its CI.
 
@@ -27,8 +27,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+import statsmodels.api as sm
 from scipy import stats
 
+from ..ingest.base import IngestError
+from ..ingest.walk import ceph_release_of
 from .abtest import _welch
 
 RELEASES = ("pacific", "reef")
@@ -87,14 +90,14 @@ def read_run_configs(data_dir: str | Path, campaigns: Iterable[str]) -> pd.DataF
             continue
         try:
             d = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(d, dict) or d.get("campaign") not in want:
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise IngestError(p, f"expected a JSON object (run.json): {e}", line=getattr(e, "lineno", None)) from None
+        if not isinstance(d, dict):
+            raise IngestError(p, "expected a JSON object (run.json)", line=1)
+        if d.get("campaign") not in want:
             continue
         eff = (d.get("osd_config") or {}).get("effective") or {}
-        vers = list(((d.get("cluster") or {}).get("versions") or {}).get("overall") or {})
-        rel = d.get("ceph_release") or ("reef" if vers and " reef " in vers[0] else
-                                        "pacific" if vers and " pacific " in vers[0] else None)
+        rel = (ceph_release_of(d) or (None, None))[0]
         rows.append({"campaign": d["campaign"], "scenario": d.get("scenario"), "arm": d.get("arm"),
                      "repeat": d.get("repeat"), "release": rel, "effective": eff, "path": str(p)})
     return pd.DataFrame(rows, columns=["campaign", "scenario", "arm", "repeat", "release", "effective", "path"])
@@ -138,6 +141,20 @@ def allocation_table(alloc: pd.DataFrame) -> pd.DataFrame:
     t = alloc.assign(cell=alloc.apply(fmt, axis=1)).pivot_table(index=["arm", "class"], columns="release",
                                                                  values="cell", aggfunc="first")
     return t.reindex(columns=[r for r in RELEASES if r in t.columns])
+
+
+def release_values(facts: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per (run, metric) of both campaigns, ``release, campaign, scenario, arm, repeat (str), metric,
+    value``: ``op_rate`` (objects/s through the run's window; scenarios with an operation) and ``client_iops``
+    (IOPS in that window, or over the client run for the baseline) from ``facts``
+    (:func:`analysis.stats.pilot.run_facts` rows with ``release``), and ``clat_mean`` (ms) from ``metrics``
+    (:func:`analysis.stats.qos_derived.run_metrics` rows with ``release``)."""
+    keys = ["release", "campaign", "scenario", "arm", "repeat"]
+    f = facts.melt(id_vars=keys, value_vars=["op_rate", "client_iops"], var_name="metric", value_name="value")
+    f = f[(f["metric"] != "op_rate") | (f["scenario"].astype(str) != "baseline")]
+    m = metrics.loc[metrics["metric"] == "clat_mean", keys + ["metric", "value"]]
+    out = pd.concat([f, m], ignore_index=True).dropna(subset=["value"])
+    return out.astype({k: str for k in keys}).reset_index(drop=True)
 
 
 def release_contrast(values: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
@@ -208,34 +225,26 @@ def interaction(values: pd.DataFrame, ref: str = "wpq", alpha: float = ALPHA) ->
         X1, names = _design(d, arms, ref, True)
         X0, _ = _design(d, arms, ref, False)
         r1, r0 = np.linalg.matrix_rank(X1), np.linalg.matrix_rank(X0)
-        df_den = len(y) - r1
-        if df_den < 1 or r1 == r0:
+        if len(y) - r1 < 1 or r1 == r0:
             continue
-        b1, *_ = np.linalg.lstsq(X1, y, rcond=None)
-        b0, *_ = np.linalg.lstsq(X0, y, rcond=None)
-        sse1, sse0 = float(((y - X1 @ b1) ** 2).sum()), float(((y - X0 @ b0) ** 2).sum())
-        df_num = r1 - r0
-        s2 = sse1 / df_den
-        F = ((sse0 - sse1) / df_num) / s2 if s2 > 0 else np.inf
-        tests.append({"scenario": scen, "metric": metric, "arms": len(arms), "runs": len(y), "F": F,
-                      "df_num": df_num, "df_den": df_den, "p": float(stats.f.sf(F, df_num, df_den))})
+        full, restricted = sm.OLS(y, X1).fit(), sm.OLS(y, X0).fit()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F, p, df_num = full.compare_f_test(restricted)
+        tests.append({"scenario": scen, "metric": metric, "arms": len(arms), "runs": len(y), "F": float(F),
+                      "df_num": int(df_num), "df_den": int(full.df_resid), "p": float(p)})
         if r1 < X1.shape[1]:
             continue  # terms not identifiable one by one (an arm missing from every block of a release)
-        cov = s2 * np.linalg.inv(X1.T @ X1)
-        tq = stats.t.ppf(1 - alpha / 2, df_den)
+        ci = full.conf_int(alpha)
         cell = d.assign(ly=y).groupby(["release", "arm"])["ly"].mean()
         for i, nm in enumerate(names):
             if not nm.startswith("reef:"):
                 continue
             arm = nm[len("reef:arm["):-1]
-            se = float(np.sqrt(cov[i, i]))
-            t = b1[i] / se if se > 0 else np.inf
             terms.append({"scenario": scen, "metric": metric, "arm": arm, "ref": ref,
                           "effect_pacific": float(np.exp(cell[("pacific", arm)] - cell[("pacific", ref)])),
                           "effect_reef": float(np.exp(cell[("reef", arm)] - cell[("reef", ref)])),
-                          "ratio": float(np.exp(b1[i])), "lo": float(np.exp(b1[i] - tq * se)),
-                          "hi": float(np.exp(b1[i] + tq * se)), "p": float(2 * stats.t.sf(abs(t), df_den)),
-                          "df": df_den})
+                          "ratio": float(np.exp(full.params[i])), "lo": float(np.exp(ci[i, 0])),
+                          "hi": float(np.exp(ci[i, 1])), "p": float(full.pvalues[i]), "df": int(full.df_resid)})
     return (pd.DataFrame(tests, columns=["scenario", "metric", "arms", "runs", "F", "df_num", "df_den", "p"]),
             pd.DataFrame(terms, columns=["scenario", "metric", "arm", "ref", "effect_pacific", "effect_reef",
                                          "ratio", "lo", "hi", "p", "df"]))
