@@ -27,12 +27,14 @@ cc:
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 gcc libc6-dev >/dev/null; \
 	  else echo "a C compiler is needed once: sudo apt-get install gcc"; exit 1; fi; }
 
-# Debian tools the tests drive for real (fio 3.33, blkparse/btt, headless chromium for the report);
+# Debian tools the tests drive for real (fio 3.33, blkparse/btt, headless chromium for the report, the
+# Python modules CBT 9d6480f imports under Debian's python3);
 # installed when missing and we are root.
 tools:
 	@missing=""; command -v fio >/dev/null || missing="fio"; \
 	  command -v blkparse >/dev/null && command -v btt >/dev/null || missing="$$missing blktrace"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  /usr/bin/python3 -c 'import yaml, lxml' 2>/dev/null || missing="$$missing python3-yaml python3-lxml"; \
 	  [ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing >/dev/null; \
@@ -147,6 +149,29 @@ pilot-verdict: .venv/.installed
 	$(PY) -m analysis pilot $(sort $(wildcard $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot $(DATA)/ceph-qos/$(CAMPAIGN_NAME)-pilot-r*)) --campaign-file $(CAMPAIGN) \
 	  --spread-from $(PILOT_SPREAD) --out $(DATA)/ceph-qos/$(CAMPAIGN_NAME)/pilot.json
 	-chown -R --reference=$(CURDIR) $(DATA)/ceph-qos
+
+# --- CBT (../shared/tools/cbt, unmodified) run for real against this cluster (root; issue 25) ---
+# librbdfio + radosbench, one CBT archive per arm (data/raw/cbt/<campaign>/<arm>/results/…, gzipped file
+# by file) and the harness's record beside it (harness/<arm>/).  Pilot first: every pilot arm twice, then
+# the verdict (queue, CPU, iterations for power 0.8) → <campaign>/pilot.json; the campaign runs its pair
+# of arms × those iterations.  Run it alone on the machine.
+CBT_CAMPAIGN ?= capture/campaigns/cbt-2026.yaml
+CBT_NAME = $(shell sed -n 's/^campaign: *//p' $(CBT_CAMPAIGN))
+.PHONY: capture-cbt-pilot cbt-pilot-verdict capture-cbt
+capture-cbt-pilot: .venv/.installed
+	@[ "$$(id -u)" = 0 ] || { echo "capture-cbt-pilot needs root: sudo make capture-cbt-pilot"; exit 1; }
+	$(CAPTURE_PY) -m capture.cbt pilot $(CBT_CAMPAIGN) --out $(DATA)/cbt $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/cbt
+	$(MAKE) --no-print-directory cbt-pilot-verdict
+cbt-pilot-verdict: .venv/.installed
+	$(PY) -m analysis cbt-pilot $(DATA)/cbt/$(CBT_NAME)-pilot --campaign-file $(CBT_CAMPAIGN) \
+	  --out $(DATA)/cbt/$(CBT_NAME)/pilot.json
+	-chown -R --reference=$(CURDIR) $(DATA)/cbt
+capture-cbt:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-cbt needs root: sudo make capture-cbt"; exit 1; }
+	$(CAPTURE_PY) -m capture.cbt run $(CBT_CAMPAIGN) --out $(DATA)/cbt $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/cbt
+	@echo "capture-cbt: now refresh the manifest with make manifest (as the repository's owner)"
 
 # --- Ceph 18.2 (Reef) from Debian 13 in a debootstrap chroot beside the host's Pacific (issue 24) ---
 # Idempotent; prints the chroot's size and this build's time.  REEF_ROOT is where it lives.

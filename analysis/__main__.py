@@ -1,4 +1,4 @@
-"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot|compare|dictionary`` (``--help`` on each)."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot|cbt-pilot|compare|dictionary`` (``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
     if len(files) and "manifest" in files and (files["manifest"] == "absent").any():
         print(f"warning: no MANIFEST.sha256 in the tree: {int((files['manifest'] == 'absent').sum())} files "
               "read unchecked (`python -m analysis manifest DIR` writes one)", file=sys.stderr)
+    for status in ("empty", "unrecognised"):  # not read, not failures: named, never silent
+        names = files.loc[files["status"] == status, "path"].astype(str).tolist() if len(files) else []
+        if names:
+            print(f"{len(names)} {status} (not read): " + ", ".join(names[:5]) + (" …" if len(names) > 5 else ""),
+                  file=sys.stderr)
     if failed:
         print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
         for _, err in failed:
@@ -43,7 +48,7 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return _ingest_dask(args)
     from .ingest.base import IngestError
-    from .ingest.walk import check_writable, ingest, write_tables
+    from .ingest.walk import WorkerDied, check_writable, ingest, write_tables
     try:
         check_writable(args.out)  # before the ingest, not after it: a read-only or full --out fails at once
     except OSError as e:
@@ -54,6 +59,9 @@ def _ingest(args: argparse.Namespace) -> int:
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except WorkerDied as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 4
     try:
         paths = write_tables(res, args.out)
     except OSError as e:
@@ -291,10 +299,46 @@ def _dictionary(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cbt_pilot(a: argparse.Namespace) -> int:
+    """A CBT campaign's pilot folder → pilot.json (go / no-go, iterations; analysis.stats.cbt_pilot)."""
+    import json
+    from capture.cbt import campaign as cc
+    from capture.ceph.campaign import CampaignError
+    from .ingest.walk import atomic_write_text, ingest
+    from .stats import cbt_pilot as cpl
+    try:
+        doc = cc.load(a.campaign_file)
+    except CampaignError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not Path(a.pilot_dir).is_dir():
+        print(f"error: {a.pilot_dir}: no pilot data (run `sudo make capture-cbt-pilot` first)", file=sys.stderr)
+        return 2
+    res = ingest(a.pilot_dir, progress=False, jobs=_cores())
+    if res.summary.empty:
+        print(f"error: {a.pilot_dir}: no readable pilot runs", file=sys.stderr)
+        return 2
+    for _, err in res.failed:
+        print(f"warning: not read: {err}", file=sys.stderr)
+    out = cpl.verdict(res.summary, res.series, tuple(doc["campaign_arms"]), list(doc["pilot"]["arms"]))
+    out["files_not_read"] = [err for _, err in res.failed]
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(Path(a.out), json.dumps(out, indent=1, default=str) + "\n")
+    for r in out["regime"]:
+        print(f"{r['arm']:20s} busiest OSD queue {r['queue_max_osd']:5.1f} ops  per OSD {r['queue_per_osd']:5.1f}  "
+              f"CPU {100 * r['cpu_busy']:3.0f} %  busy {r['busy_s']:.0f} s")
+    for name, p in out["pairs"].items():
+        print(f"{name:40s} {'GO' if p['go'] else 'NO-GO':6s} iterations {p['iterations']}  "
+              f"detectable {p['detectable_cells']}/{p['cells']} cells" + (f"  ({p['why']})" if p["why"] else ""))
+    print(f"{a.out}: {'GO' if out['go'] else 'NO-GO'} for {' vs '.join(out['arms'])}"
+          + (f", {out['iterations']} iterations" if out["go"] else f" ({out['why']})"))
+    return 0 if out["go"] else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("ingest", help="read every benchmark output below DIR into Parquet tables")
+    a = sub.add_parser("ingest", help="read every benchmark output below DIR (or the one file DIR) into Parquet tables")
     a.add_argument("dir")
     a.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
     a.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -368,6 +412,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spread-from", default=None, help="a finished campaign's raw folder: within-arm spread")
     p.add_argument("--out", required=True, help="pilot.json to write (atomically)")
     p.set_defaults(fn=_pilot)
+    q = sub.add_parser("cbt-pilot", help="a CBT campaign's pilot (capture.cbt pilot) → go / no-go and the CBT "
+                                         "iterations for power 0.8 (analysis.stats.cbt_pilot) → pilot.json; exit 1 on no-go")
+    q.add_argument("pilot_dir", help="the pilot's folder (data/raw/cbt/<campaign>-pilot)")
+    q.add_argument("--campaign-file", required=True, help="the CBT campaign YAML")
+    q.add_argument("--out", required=True, help="pilot.json to write (atomically)")
+    q.set_defaults(fn=_cbt_pilot)
     args = ap.parse_args(argv)
     return args.fn(args)
 

@@ -42,7 +42,8 @@ CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 #: what ``capture/`` writes beside the benchmark outputs: run metadata, listed as ``context`` (the
 #: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
 CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr",
-               "write.stderr", "seq.stderr", "pilot.json")
+               "write.stderr", "seq.stderr", "pilot.json",
+               "cbt.yaml.gz", "cbt.log.gz")  # capture.cbt's record: what CBT was given, CBT's own log
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
 OPTIONAL_TABLES = ("blk_requests",)
@@ -64,6 +65,24 @@ class IngestResult:
     #: per-event tables some readers give (``blk_requests``: one row per block request from the
     #: blktrace/blkparse readers, with the file's run keys); written as ``<name>.parquet``
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+#: suffixes of a file compressed by name (``gzip -r`` on an archive): its context role is its plain name's
+COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")
+
+
+def plain_name(name: str) -> str:
+    """``benchmark_config.yaml.gz`` → ``benchmark_config.yaml``: the name a compressed file had."""
+    for suf in COMPRESSED_SUFFIXES:
+        if name.endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def _text(path: Path) -> str:
+    """A context file's text, decompressed when it is compressed (by content, as every reader here)."""
+    from .compress import read_all
+    return read_all(path).decode()
 
 
 def sha256_file(path: Path) -> str:
@@ -94,7 +113,7 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     """Run keys from a CBT ``benchmark_config.yaml`` (CBT dumps ``{cluster: <benchmark config>}``)."""
     import yaml
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(_text(path))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         raise IngestError(path, f"expected CBT benchmark_config.yaml: {e}",
@@ -225,7 +244,7 @@ def cbt_settings_context(path: Path) -> dict[str, Any]:
     ``ceph_settings.out[.<host>]``: the JSON of ``ceph daemon osd.0 config show`` (cbt/cluster/ceph.py), what
     the OSD ran, so it overrides what ``benchmark_config.yaml`` asked for."""
     try:
-        doc = json.loads(path.read_text())
+        doc = json.loads(_text(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise IngestError(path, f"expected the JSON of `ceph daemon osd.N config show` (CBT ceph_settings.out): "
                                 f"{e}", line=getattr(e, "lineno", None)) from None
@@ -254,8 +273,9 @@ class _Contexts:
         parent = {} if d == self.root or self.root not in d.parents else self.get(d.parent)
         ctx = dict(parent)
         for name, fn in (("benchmark_config.yaml", cbt_context), ("run.json", run_json_context)):
-            p = d / name
-            if p.is_file():
+            p = next((q for q in [d / name] + [d / (name + suf) for suf in COMPRESSED_SUFFIXES
+                                                if name != "run.json"] if q.is_file()), None)
+            if p is not None:
                 try:
                     ctx.update(fn(p, self.root))
                 except IngestError as e:
@@ -444,13 +464,14 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     elif p.name != MANIFEST:
         want = manifest.get(rel)
         row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
-    if p.name in CONTEXT_FILES or p.name == MANIFEST:
+    name = plain_name(p.name)
+    if p.name in CONTEXT_FILES or p.name == MANIFEST or (name == "benchmark_config.yaml"):
         row["status"] = "context"
-        row["kind"] = p.name
+        row["kind"] = name
     elif cbt_derived(p):
         row["status"] = "context"
         row["kind"] = "cbt-derived"  # CBT's extract of output.N.<host> beside it: read, the run counts twice
-    elif p.name.startswith(CBT_SETTINGS) or p.name == "cbt_config.yaml":
+    elif p.name.startswith(CBT_SETTINGS) or name == "cbt_config.yaml":
         row["status"] = "context"
         row["kind"] = "cbt-settings" if p.name.startswith(CBT_SETTINGS) else "cbt-config"
     elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json") \
@@ -565,7 +586,27 @@ def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, Ingest
 _WORKER: dict[str, Any] = {}
 
 
+class WorkerDied(RuntimeError):
+    """A worker process of :func:`ingest` died (killed by a signal, the OOM killer, a crash in C code): the
+    ingest stops at once, naming the files not read; no table is written."""
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this worker when the process that started it dies
+    (``prctl(PR_SET_PDEATHSIG)``), so killing an ingest never leaves its workers running; elsewhere a no-op."""
+    import ctypes
+    import signal
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl took effect: already orphaned
+        os._exit(1)
+
+
 def _worker_init(root: Path, manifest: dict[str, str] | None) -> None:
+    _die_with_parent()
     _WORKER.update(root=root, manifest=manifest)
 
 
@@ -594,17 +635,25 @@ def _start_method() -> str | None:
 
 
 def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> IngestResult:
-    """Read every file below ``root``; never stops at a bad file (see ``IngestResult.failed``).
+    """Read every file below ``root`` (or the one file ``root`` is); never stops at a bad file (see
+    ``IngestResult.failed``).
 
     ``jobs`` > 1 reads consecutive runs of files in that many forked processes and merges their tables
     here: the same tables as ``jobs=1``, row for row and category for category.  All tables are held in
     memory in this process; ``analysis.ingest.scale`` runs the per-file work on Dask with bounded memory."""
     root = Path(root).resolve()
-    if not root.is_dir():
-        raise IngestError(root, "expected a directory to ingest")
+    single = root.is_file()
+    if single:  # one file: read as if its folder held only it (its run.json and manifest still apply)
+        root, paths = root.parent, [root]
+    elif not root.is_dir():
+        raise IngestError(root, "expected a folder to ingest, or one file")
     manifest = load_manifest(root)
+    if single and manifest is not None:  # the file's own entry; the folder's other files are not asked for
+        rel = paths[0].relative_to(root).as_posix()
+        manifest = {rel: manifest[rel]} if rel in manifest else {}
     contexts = _Contexts(root)
-    paths = list(iter_files(root))
+    if not single:
+        paths = list(iter_files(root))
     if progress is None:
         progress = sys.stderr.isatty()
     bar = None
@@ -627,12 +676,23 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> Ing
         method = _start_method()
         runs = _chunks(work, jobs)
         chunks = []
+        from concurrent.futures.process import BrokenProcessPool
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
                                  initargs=(root, manifest)) as pool:
-            for run, ch in zip(runs, pool.map(_ingest_chunk, runs)):
-                chunks.append(ch)
+            try:
+                for run, ch in zip(runs, pool.map(_ingest_chunk, runs)):
+                    chunks.append(ch)
+                    if bar is not None:
+                        bar.update(len(run))
+            except BrokenProcessPool as e:
+                # a worker died (SIGKILL, OOM killer, …): the pool cannot finish; say so now, never hang
+                left = [p.relative_to(root).as_posix() for run in runs[len(chunks):] for p, _ in run]
                 if bar is not None:
-                    bar.update(len(run))
+                    bar.close()
+                raise WorkerDied(f"{root}: an ingest worker process died ({e}); {len(left)} of {len(paths)} files "
+                                 f"not read, first {', '.join(left[:3])}{' …' if len(left) > 3 else ''}; "
+                                 "no table written (rerun, with --jobs 1 to find a file that kills its reader)"
+                                 ) from None
     if bar is not None:
         bar.close()
     return _merge(chunks, errors, manifest)

@@ -74,6 +74,12 @@ def fio_anchors(fj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def client_target(doc: dict[str, Any]) -> tuple[str, str]:
+    """(pool, RBD image) of the campaign's client: ``client.pool`` / ``client.image``, default client/img."""
+    c = doc.get("client") or {}
+    return str(c.get("pool", "client")), str(c.get("image", "img"))
+
+
 class Poller:
     """pgpoll.py as a child: marks go to its stdin, so they land in order in one file."""
 
@@ -127,22 +133,27 @@ class Runner:
 
     # ------------------------------------------------------------------ cluster lifetime
     def bring_up(self) -> None:
+        """Start the cluster, create the client pool and its RBD image (``client.pool`` / ``client.image``,
+        default ``client/img``: the QoS campaigns' names; CBT's harness names them as CBT does) and prefill
+        it, fill the scrub pool when the campaign has one, apply the per-OSD IO limits."""
         self.cl.up(self.base)
         cl, c, p = self.cl, self.doc["client"], self.doc.get("pools", {})
-        for pool in ("client", "scrub"):
-            cl.ceph("osd", "pool", "create", pool, str(self.pg_num), str(self.pg_num))
-            cl.ceph("osd", "pool", "set", pool, "size", "3")
-        cl.ceph("osd", "pool", "application", "enable", "client", "rbd")
-        cl.ceph("osd", "pool", "application", "enable", "scrub", "rados")
-        subprocess.run(cl.argv(["rbd", "--conf", cl.conf_arg, "create", "client/img", "--size",
+        pool, image = client_target(self.doc)
+        n, kib = int(p.get("scrub_objects", 0)), int(p.get("scrub_object_kib", 32))
+        for name in (pool, "scrub") if n else (pool,):
+            cl.ceph("osd", "pool", "create", name, str(self.pg_num), str(self.pg_num))
+            cl.ceph("osd", "pool", "set", name, "size", "3")
+        cl.ceph("osd", "pool", "application", "enable", pool, "rbd")
+        if n:
+            cl.ceph("osd", "pool", "application", "enable", "scrub", "rados")
+        subprocess.run(cl.argv(["rbd", "--conf", cl.conf_arg, "create", f"{pool}/{image}", "--size",
                                 f"{int(c['image_mib'])}M"]), check=True, capture_output=True)
         t = time.time()
-        subprocess.run(cl.argv(["fio", "--name=prefill", "--ioengine=rbd", "--clientname=admin", "--pool=client",
-                                "--rbdname=img", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1",
+        subprocess.run(cl.argv(["fio", "--name=prefill", "--ioengine=rbd", "--clientname=admin", f"--pool={pool}",
+                                f"--rbdname={image}", "--rw=write", "--bs=4M", "--iodepth=8", "--direct=1",
                                 "--output-format=terse"]), check=True, capture_output=True,
                        env=dict(os.environ, CEPH_CONF=cl.conf_arg))
         self.log(f"client image {c['image_mib']} MiB prefilled in {time.time() - t:.0f} s")
-        n, kib = int(p.get("scrub_objects", 0)), int(p.get("scrub_object_kib", 32))
         if n:
             out = json.loads(cl.py("objfill.py", "--pool", "scrub", "--count", str(n),
                                    "--size", str(kib << 10)))
@@ -293,8 +304,9 @@ class Runner:
 
     def fio_argv(self, sc: dict[str, Any]) -> list[str]:
         c = {**self.doc["client"], **(sc.get("client") or {})}
-        return ["fio", "--name=client", "--ioengine=rbd", "--clientname=admin", "--pool=client",
-                "--rbdname=img", f"--rw={c['rw']}", f"--bs={c['bs']}", f"--iodepth={c['iodepth']}",
+        pool, image = client_target(self.doc)
+        return ["fio", "--name=client", "--ioengine=rbd", "--clientname=admin", f"--pool={pool}",
+                f"--rbdname={image}", f"--rw={c['rw']}", f"--bs={c['bs']}", f"--iodepth={c['iodepth']}",
                 "--numjobs=1", "--direct=1", "--time_based", f"--runtime={c['runtime_s']}",
                 "--randrepeat=0", "--output-format=json+", "--output=fio.json",
                 "--write_lat_log=client", "--write_bw_log=client", "--write_iops_log=client",
