@@ -4,6 +4,9 @@ SHELL := /bin/bash
 PY    ?= .venv/bin/python
 DATA  ?= data/raw
 PROC  ?= data/processed
+# where `make report` writes the executed notebooks, report.html and claims.csv, and the figures
+REPORTS ?= reports
+FIGURES ?= figures
 
 .PHONY: all venv cc tools data report test lab bench manifest capture-fio clean
 all: report
@@ -47,8 +50,10 @@ tools:
 .PHONY: FORCE
 $(PROC)/data-dir.txt: FORCE
 	@mkdir -p $(PROC); echo "$(abspath $(DATA))" | cmp -s - $@ || echo "$(abspath $(DATA))" > $@
+# ingest exit 1 = some files failed and the tables hold the rest: the report is made from what was read,
+# and `analysis failures` ends `make report` with exit 1 naming them (file:line: what was expected)
 $(PROC)/files.parquet: .venv/.installed $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/files.parquet -print -quit 2>/dev/null) $(wildcard analysis/ingest/*.py)
-	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress
+	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]
 data: $(PROC)/files.parquet
 
 manifest: .venv/.installed
@@ -61,22 +66,24 @@ manifest: .venv/.installed
 # recomputed.  Listed longest first, so two jobs finish together (measured durations here).
 REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 00-ingest
 ANALYSIS_PY := $(shell find analysis -name '*.py')
-ifneq ($(filter reports/%,$(MAKECMDGOALS)),)
+ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
 endif
 $(PROC)/notebooks.mk: $(PROC)/files.parquet $(wildcard notebooks/*.ipynb) analysis/report.py
-	$(PY) -m analysis deps $(REPORT_NB:%=notebooks/%.ipynb) --processed $(PROC) --out $@
+	$(PY) -m analysis deps $(REPORT_NB:%=notebooks/%.ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
 	@touch $@  # kept unchanged when its rules are (it is only included), but now checked: not re-made again
 # parameters only some notebooks have (papermill warns about the others)
 NB_PARAMS_00-ingest := -p reuse_processed True
-reports/%.ipynb: notebooks/%.ipynb $(ANALYSIS_PY)
-	@mkdir -p reports
+# figures_dir only when FIGURES is not the notebooks' default (00-ingest has no such parameter)
+NB_FIGURES := $(if $(filter-out figures,$(FIGURES)),-p figures_dir "$(abspath $(FIGURES))")
+$(REPORTS)/%.ipynb: notebooks/%.ipynb $(ANALYSIS_PY)
+	@mkdir -p $(REPORTS)
 	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
 	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
-	  $(NB_PARAMS_$*) -k python3 --cwd notebooks
+	  $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks
 	mv $@.tmp.ipynb $@
-reports/%.html: reports/%.ipynb
-	$(PY) -m jupyter nbconvert --to html --no-input --output-dir reports --output $*.html $< --log-level WARN
+$(REPORTS)/%.html: $(REPORTS)/%.ipynb
+	$(PY) -m jupyter nbconvert --to html --no-input --output-dir $(REPORTS) --output $*.html $< --log-level WARN
 # notebooks run two at a time (REPORT_JOBS) once the data is built; the wall time is printed at the end
 REPORT_JOBS ?= 2
 # the studies' claims with a verdict per campaign (reports/claims.csv; skipped, with a message, when the data
@@ -85,12 +92,13 @@ CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2 qos-reef
 report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/files.parquet $(PROC)/notebooks.mk && \
-	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=reports/%.ipynb) && \
-	  $(PY) -m analysis claims --processed $(PROC) --out reports/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
-	  $(PY) -m analysis report reports --figures figures >/dev/null && \
-	  printf 'report: %s\n' $(abspath reports/report.html) && \
-	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
-.PRECIOUS: reports/%.ipynb
+	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
+	  $(PY) -m analysis claims --processed $(PROC) --out $(REPORTS)/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
+	  $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) >/dev/null && \
+	  printf 'report: %s\n' $(abspath $(REPORTS)/report.html) && \
+	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" && \
+	  $(PY) -m analysis failures --processed $(PROC)
+.PRECIOUS: $(REPORTS)/%.ipynb
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 test: .venv/.installed tools

@@ -1,4 +1,4 @@
-"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|claims|pilot|cbt-pilot|compare|dictionary`` (``--help`` on each)."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|failures|claims|pilot|cbt-pilot|compare|dictionary`` (``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -95,6 +95,26 @@ def _report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _failures(a: argparse.Namespace) -> int:
+    """The files ``files.parquet`` records as failed (file:line: what was expected), on stderr: exit 1 if
+    any (``make report`` ends with it: a report made without them says so), 0 if none, 2 without tables."""
+    import pyarrow.parquet as pq
+    p = Path(a.processed) / "files.parquet"
+    if not p.is_file():
+        print(f"error: {p} is missing (run `python -m analysis ingest DATA --out {a.processed}`)", file=sys.stderr)
+        return 2
+    pf = pq.ParquetFile(p)
+    cols = [c for c in ("path", "status", "error") if c in pf.schema_arrow.names]
+    rows = pf.read(columns=cols).to_pylist() if "status" in cols else []
+    bad = [r for r in rows if r.get("status") == "failed"]
+    if not bad:
+        return 0
+    print(f"\n{len(bad)} of {len(rows)} file(s) could not be read; the report is made from the rest:", file=sys.stderr)
+    for r in bad:
+        print(f"  {r.get('error') or r.get('path')}", file=sys.stderr)
+    return 1
+
+
 def _deps(a: argparse.Namespace) -> int:
     from .report import notebook_deps, nothing_readable, write_if_changed
     why = nothing_readable(a.processed)
@@ -144,7 +164,13 @@ def _claims(a: argparse.Namespace) -> int:
     from .stats.claims import claims_table, decided_by_repeats, verdict_counts
     from .stats.qos_derived import run_metrics
     flt = [("campaign", "in", list(a.campaign))]
-    summary, series = (pd.read_parquet(paths[n], filters=flt) for n in ("summary", "series"))
+    import pyarrow.parquet as pq
+    # a partitioned table (ingest --dask) always has campaign: it is a folder level (campaign=…/)
+    names = pq.ParquetFile(paths["summary"]).schema_arrow.names if paths["summary"].is_file() else ["campaign"]
+    if "campaign" not in names:  # runs that name no campaign (bare tool outputs, CBT archives)
+        summary = series = pd.DataFrame({"campaign": pd.Series(dtype=str)})
+    else:
+        summary, series = (pd.read_parquet(paths[n], filters=flt) for n in ("summary", "series"))
     have = set(summary["campaign"].astype(str))
     absent = [c for c in a.campaign if c not in have]
     if absent:
@@ -262,7 +288,8 @@ def _compare(a: argparse.Namespace) -> int:
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
-        s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs)
+        s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs,
+                     metrics=a.metric or ab.DEFAULT_METRICS)
         for n in s.notes:
             print(f"note: {n}", file=sys.stderr)
         keys = a.key if a.key else ab.workload_keys(s.old, s.new, exclude=s.exclude)
@@ -365,6 +392,10 @@ def main(argv: list[str] | None = None) -> int:
     n.add_argument("--processed", required=True)
     n.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
     n.set_defaults(fn=_run_notebook)
+    f = sub.add_parser("failures", help="list the files the ingest could not read (exit 1 if any): "
+                                        "`make report` ends with it")
+    f.add_argument("--processed", required=True, help="folder of files.parquet")
+    f.set_defaults(fn=_failures)
     d = sub.add_parser("deps", help="write make rules tying each executed notebook to the campaigns it reads "
                                     "(stamps under PROCESSED/campaigns, rewritten only when the data changes)")
     d.add_argument("notebooks", nargs="+")
@@ -376,7 +407,9 @@ def main(argv: list[str] | None = None) -> int:
                                        "compared (analysis.stats.abtest); exit 1 when something regressed")
     k.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
     k.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
-    k.add_argument("--by", help="split OLD by this run key (e.g. scheduler, profile) instead of a second path")
+    k.add_argument("--by", help="split OLD by this run key (e.g. arm, profile, osd_qos = wpq or the mClock "
+                                "profile, archive) instead of a second path; auto: the first of arm, osd_qos, "
+                                "archive holding both values, within the run set with the most runs")
     k.add_argument("--old-value", help="with --by: the value that is A (default: the first of exactly two)")
     k.add_argument("--new-value", help="with --by: the value that is B")
     k.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "

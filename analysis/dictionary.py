@@ -27,11 +27,24 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "ddir", "read · write · trim · '' (no direction)"),
     ("summary", "metric, value, unit", "one number per row; units: ns, s, B, B/s, 1/s, count, ratio"),
     ("summary", "campaign, scenario, arm, scheduler, profile, repeat, run",
-     "run keys from run.json (our captures) or CBT's benchmark_config.yaml / ceph_settings.out"),
-    ("summary", "archive", "CBT: the folder that holds results/ (id-<hash> repeats across archives of one YAML)"),
+     "run keys from run.json (our captures) or CBT's benchmark_config.yaml / ceph_settings.out; scheduler is "
+     "either an OSD op queue or a block-layer IO scheduler, as the source named it: select on op_queue or "
+     "io_scheduler"),
+    ("summary", "op_queue, io_scheduler",
+     "the two meanings of scheduler taken apart: the OSD's op queue (wpq, mclock_scheduler, …; osd_op_queue) and the "
+     "block layer's IO scheduler (none, mq-deadline, kyber, bfq, …); in every table that has scheduler"),
+    ("summary", "osd_qos (compare only)",
+     "analysis.stats.abtest: the op queue, or the mClock profile under mclock_scheduler (wpq, high_client_ops, …)"),
+    ("summary", "archive", "CBT: the folder that holds results/, as a path below the ingested folder (the "
+                         "folder's name when it is the ingested one); id-<hash> repeats across archives of one YAML"),
     ("summary", "ceph_release, ceph_version",
      "our Ceph captures: the release and version every daemon reported at bring-up (pacific 16.2.15, reef 18.2.7)"),
     ("summary", "(other run.json scalars)", "e.g. target, rw, bs, iodepth, max_scrubs, scrub_cost, redone"),
+    ("summary", "repeat, iodepth, op_size, bs_B, numjobs, concurrent_ops, concurrent_procs, vol_size, plan_order, "
+                "attempt, device_size_mib, max_scrubs, scrub_cost, requested_scrub_priority",
+     "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
+     "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a value "
+     "that is not a number leaves its column as strings (analysis.ingest.walk.typed_keys)"),
     ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start"),
     ("blk_requests", "sector, bytes, rwbs, pid, q, g, i, d, c (ns)",
      "one row per block request (completion) from blktrace / blkparse, with the run keys"),

@@ -511,6 +511,9 @@ class FakeRunner:
     def bring_up(self):
         pass
 
+    def teardown(self):
+        self.torn_down = True
+
     def one(self, run):
         self.attempts.append(run.relpath)
         outcome = (self.script.get(run.relpath) or ["ok"]).pop(0)

@@ -83,7 +83,9 @@ def test_gzip_tree_compresses_every_nonempty_file_reproducibly(tmp_path):
 
 def _archive(root, arch, queue, iters=2, scale=1.0):
     """A CBT archive after CBT's layout (cbt/benchmark/librbdfio.py): fio's stdout in output.0.<host>,
-    its JSON extract beside it, the OSD's settings, the benchmark's config."""
+    its JSON extract beside it, the OSD's settings, the benchmark's config.  Hand-made for the pilot gate
+    only, which needs a change of known size (``scale``) that the real archive (tests/test_cbt_archive.py)
+    cannot give."""
     fio = json.loads((FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json").read_text())
     for it in range(iters):
         run = root / arch / "results" / f"{it:08d}" / "id-5f2a9c"
@@ -101,32 +103,6 @@ def _archive(root, arch, queue, iters=2, scale=1.0):
         (run / "ceph_settings.out.localhost").write_text(json.dumps(
             {"name": "osd.0", "osd_op_queue": queue, "osd_mclock_profile": "high_client_ops"}))
     return root / arch
-
-
-def test_a_cbt_archive_gzipped_file_by_file_reads_as_the_plain_one(tmp_path):
-    """What capture.cbt ships (and what `gzip -r` leaves): benchmark_config.yaml.gz, ceph_settings.out.<host>.gz
-    and json_output.N.<host>.gz keep their roles — context, the OSD's op queue, CBT's derived copy."""
-    plain, packed = tmp_path / "plain", tmp_path / "packed"
-    _archive(plain, "mclock", "mclock_scheduler")
-    shutil.copytree(plain, packed)
-    gzip_tree(packed)
-    a, b = ingest(plain, progress=False), ingest(packed, progress=False)
-    assert a.failed == [] and b.failed == []
-    kinds = b.files.set_index("path")["kind"]
-    assert kinds["mclock/results/00000000/id-5f2a9c/benchmark_config.yaml.gz"] == "benchmark_config.yaml"
-    assert kinds["mclock/results/00000000/id-5f2a9c/json_output.0.localhost.gz"] == "cbt-derived"
-    assert kinds["mclock/results/00000000/id-5f2a9c/ceph_settings.out.localhost.gz"] == "cbt-settings"
-    cols = ["run", "archive", "scheduler", "profile", "repeat", "metric", "ddir", "value"]
-    pick = lambda r: r.summary[r.summary["metric"].isin(["iops", "bw"])][cols].astype(str) \
-        .sort_values(cols).reset_index(drop=True)
-    assert pick(a).equals(pick(b)) and len(pick(a)) > 0
-    assert set(pick(b)["scheduler"]) == {"mclock_scheduler"} and set(pick(b)["repeat"]) == {"0", "1"}
-
-
-def test_count_outputs_counts_tool_outputs_not_cbts_extracts(tmp_path):
-    _archive(tmp_path, "wpq", "wpq", iters=3)
-    (tmp_path / "wpq" / "results" / "00000000" / "id-5f2a9c" / "output.0_iops.1.log.localhost").write_text("0, 1, 0, 0, 0\n")
-    assert count_outputs(tmp_path / "wpq" / "results") == {"librbdfio": 3}
 
 
 def _sysutil_series(arm, queued, inflight, cpu):

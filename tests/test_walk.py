@@ -59,6 +59,37 @@ def test_cbt_and_run_json_context(tmp_path):
     assert set(ser["scheduler"].dropna().astype(str)) == {"mclock_scheduler"}
 
 
+def test_run_keys_that_are_numbers_are_typed_and_scheduler_is_taken_apart(tmp_path):
+    root = _tree(tmp_path)
+    blk = root / "block" / "b1" / "fio-xfs" / "bfq" / "rep-03"
+    blk.mkdir(parents=True)
+    shutil.copy(FIXTURES / "fio" / "randread-4k-windowed" / "randread-4k-windowed.json", blk)
+    (blk / "run.json").write_text(json.dumps({"campaign": "b1", "scheduler": "bfq", "repeat": 3, "iodepth": 256,
+                                              "bs": "128k", "bs_B": 131072, "duration_s": 4.25}))
+    res = ingest(root, progress=False)
+    assert res.failed == []
+    for t in (res.summary, res.series, res.files):
+        assert str(t["repeat"].dtype) == "Int64" and str(t["iodepth"].dtype) == "Int64"
+    s = res.summary.drop_duplicates("source").set_index("source")
+    b = s.loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"]
+    assert (b["repeat"], b["iodepth"], b["bs_B"], b["duration_s"], b["bs"]) == (3, 256, 131072, 4.25, "128k")
+    assert str(s["duration_s"].dtype) == "float64" and str(s["op_size"].dtype) == "Int64"
+    assert s.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json", "op_size"] == 4096
+    assert pd.isna(s.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json", "iodepth"])
+    # one meaning per column: the OSD's op queue and the block layer's IO scheduler
+    got = s[["scheduler", "op_queue", "io_scheduler"]].astype(object).where(s[["scheduler", "op_queue",
+                                                                               "io_scheduler"]].notna(), None)
+    assert got.loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"].tolist() == ["bfq", None, "bfq"]
+    assert got.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json"].tolist() == ["wpq", "wpq", None]
+    assert got.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json"].tolist() == \
+        ["mclock_scheduler", "mclock_scheduler", None]
+    # a run.json whose repeat is not a number leaves the column as strings, nothing guessed
+    (blk / "run.json").write_text(json.dumps({"campaign": "b1", "scheduler": "bfq", "repeat": "r3"}))
+    s2 = ingest(root, progress=False).summary
+    assert isinstance(s2["repeat"].dtype, pd.CategoricalDtype)
+    assert set(s2["repeat"].dropna().astype(str)) == {"1", "2", "r3"}
+
+
 def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
     """Issue 10: arms are selected by the values the OSDs ran, not by directory name."""
     import json
@@ -84,9 +115,11 @@ def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
     assert f.loc["c1/sitting-notes.txt", "status"] == "unrecognised"
     s = res.summary
     row = s.iloc[0]
-    assert (row["max_scrubs"], row["scrub_cost"], row["requested_scrub_priority"]) == ("10", "20971520", "5")
+    # numbers, typed (Ceph printed "5.000000" for the priority)
+    assert (row["max_scrubs"], row["scrub_cost"], row["requested_scrub_priority"]) == (10, 20971520, 5)
+    assert str(s["scrub_cost"].dtype) == "Int64"
     assert row["background_unfinished"] == "deep_scrub" and row["redone"] == "1"
-    assert row["arm"] == "some-arm-name" and row["repeat"] == "2"
+    assert row["arm"] == "some-arm-name" and row["repeat"] == 2
     assert "osd_op_queue" not in s.columns  # only the tuned keys are lifted out of the nested config
 
 
@@ -259,34 +292,6 @@ def test_no_manifest_is_recorded_per_file_and_warned(tmp_path):
     write_manifest(root)
     res = ingest(root, progress=False)
     assert "absent" not in set(res.files["manifest"].dropna())
-
-
-def test_a_cbt_archive_counts_each_run_once_with_the_osds_own_op_queue(tmp_path):
-    """CBT's librbdfio writes fio's stdout to output.N.<host> and extracts its JSON to json_output.N.<host>
-    beside it (cbt/benchmark/librbdfio.py parse()): one run, read once.  The OSD's op queue and profile come
-    from ceph_settings.out.<host> (`ceph daemon osd.0 config show`, cbt/cluster/ceph.py), and the archive's
-    folder tells two archives of the same YAML apart (their id-<hash> folders are the same).  Hand-made
-    after CBT's code: no archive captured by CBT ships yet."""
-    src = (FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json").read_text()
-    for arch, queue in (("wpq-run", "wpq"), ("mclock-run", "mclock_scheduler")):
-        run = tmp_path / arch / "results" / "00000000" / "id-5f2a9c"
-        run.mkdir(parents=True)
-        (run / "benchmark_config.yaml").write_text(CBT_YAML.replace("      osd_op_queue: mclock_scheduler\n", ""))
-        (run / "output.0.localhost").write_text("fio-3.33\nStarting 1 process\n" + src)
-        (run / "json_output.0.localhost").write_text(src)
-        (run / "ceph_settings.out.localhost").write_text(json.dumps(
-            {"name": "osd.0", "osd_op_queue": queue, "osd_mclock_profile": "high_client_ops"}))
-    res = ingest(tmp_path, progress=False)
-    assert res.failed == []
-    f = res.files.set_index("path")
-    assert f.loc["wpq-run/results/00000000/id-5f2a9c/json_output.0.localhost", "kind"] == "cbt-derived"
-    assert f.loc["wpq-run/results/00000000/id-5f2a9c/ceph_settings.out.localhost", "status"] == "context"
-    s = res.summary[res.summary["metric"] == "iops"]
-    assert sorted(s["source"].astype(str).unique()) == [f"{a}/results/00000000/id-5f2a9c/output.0.localhost"
-                                                        for a in ("mclock-run", "wpq-run")]
-    by = s.drop_duplicates("source").set_index("archive")
-    assert by.loc["wpq-run", "scheduler"] == "wpq" and pd.isna(by.loc["wpq-run", "profile"])
-    assert (by.loc["mclock-run", "scheduler"], by.loc["mclock-run", "profile"]) == ("mclock_scheduler", "high_client_ops")
 
 
 def _ingest_cli(src, out):

@@ -34,7 +34,7 @@ from typing import Any
 import pandas as pd
 
 from .base import IngestError
-from .walk import (IngestResult, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
+from .walk import (IngestResult, typed_keys, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
                    load_manifest)
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
@@ -317,7 +317,7 @@ def read_dataset(path: str | Path) -> pd.DataFrame:
     for c in df.columns:
         if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):
             df[c] = df[c].astype("category")
-    return df
+    return typed_keys(df)  # parts without a key promote it to null: Int64 again, as the serial path has it
 
 
 def canonical(df: pd.DataFrame) -> pd.DataFrame:

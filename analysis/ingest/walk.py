@@ -36,6 +36,7 @@ import pandas as pd
 
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, cbt_derived, column, union_str_categoricals
 from .detect import detect, read
+from .validate import problems
 
 KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
 CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
@@ -139,9 +140,10 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     rel = path.parent.relative_to(root)
     ctx["run"] = str(rel) if path.parent != root else "."
     # id-<hash> hashes the benchmark config: the same in every archive of one YAML, so the archive's own
-    # folder (the one holding results/) tells two archives ingested together apart
+    # folder (the one holding results/, as a path below the ingested folder: two campaigns' `wpq/` archives
+    # ingested together stay apart) tells archives apart
     parts = rel.parts
-    ctx["archive"] = parts[parts.index("results") - 1] if "results" in parts[1:] else \
+    ctx["archive"] = "/".join(parts[:parts.index("results")]) if "results" in parts[1:] else \
         (root.name if not parts or parts[0] == "results" else parts[0])
     ctx["context_source"] = "cbt"
     return check_keys(ctx, path)
@@ -358,6 +360,60 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
+#: run keys that are numbers (run.json, CBT's benchmark config, the OSD's effective settings): typed
+#: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
+#: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
+INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
+            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority")
+FLOAT_KEYS = ("duration_s", "osd_restart_s")
+
+
+#: ``osd_op_queue`` values (Ceph 14–18): a run's ``scheduler`` that is one of these is the OSD's op queue,
+#: any other (none, mq-deadline, kyber, bfq, cfq, deadline, noop) a block-layer IO scheduler
+OSD_OP_QUEUES = ("wpq", "mclock_scheduler", "mclock_opclass", "mclock_client", "prioritized", "debug_random")
+
+
+def split_scheduler(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``op_queue`` (the OSD's op queue) and ``io_scheduler`` (the block layer's) taken apart
+    from ``scheduler``, which our run.json files and CBT use for either (in place; returned)."""
+    if "scheduler" not in df:
+        return df
+    col = df["scheduler"]
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype("string").astype("category")
+    codes = col.cat.codes.to_numpy()
+    cats = pd.Index([str(c) for c in col.cat.categories], dtype="str")
+    queue = np.append(cats.isin(OSD_OP_QUEUES), False)[codes]  # code -1 (missing) → last
+    for name, keep in (("op_queue", queue), ("io_scheduler", ~queue & (codes >= 0))):
+        df[name] = pd.Categorical.from_codes(np.where(keep, codes, -1), categories=cats).remove_unused_categories()
+    return df
+
+
+def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its :data:`INT_KEYS` and :data:`FLOAT_KEYS` columns as numbers (in place; returned)."""
+    for c in INT_KEYS + FLOAT_KEYS:
+        if c not in df:
+            continue
+        col = df[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cats = pd.to_numeric(pd.Series(col.cat.categories.astype(object)), errors="coerce").to_numpy(float)
+            if np.isnan(cats).any():
+                continue
+            codes = col.cat.codes.to_numpy()
+            v = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else np.nan, np.nan)
+        else:
+            num = pd.to_numeric(col.astype(object), errors="coerce")
+            if (num.isna() & col.notna()).any():
+                continue
+            v = num.to_numpy(float)
+        mask = np.isnan(v)
+        if c in INT_KEYS and np.array_equal(v[~mask], np.round(v[~mask])):
+            df[c] = pd.arrays.IntegerArray(np.where(mask, 0, v).astype(np.int64), mask)
+        else:
+            df[c] = v
+    return df
+
+
 def _per_file(values: list[Any], fid: np.ndarray) -> pd.Categorical:
     """A per-file label (None = missing) broadcast to rows: categorical over files, codes taken by
     each row's file index."""
@@ -417,7 +473,7 @@ def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str]) 
     for c in KEY_COLUMNS + extra:  # a key no file had: typed as strings, not float NaN
         if len(df[c].cat.categories) == 0:
             df[c] = df[c].astype("string")
-    return df
+    return typed_keys(split_scheduler(df))
 
 
 def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
@@ -464,6 +520,11 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     elif p.name != MANIFEST:
         want = manifest.get(rel)
         row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
+    if row.get("manifest") == "MISMATCH":  # not read at all: none of its rows may reach the tables
+        msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
+        row.update(status="failed", error=msg)
+        out.failed.append((rel, msg))
+        return out
     name = plain_name(p.name)
     if p.name in CONTEXT_FILES or p.name == MANIFEST or (name == "benchmark_config.yaml"):
         row["status"] = "context"
@@ -496,6 +557,9 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
                 parsed = read(p, sink)
+                bad = problems(parsed.kind, parsed.summary, parsed.series)
+                if bad:  # values no tool prints: failed, its rows kept out of the tables
+                    raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
                 row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                            partial=parsed.partial, status="partial" if parsed.partial else "ok",
                            meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
@@ -512,10 +576,6 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
             finally:
                 if sink is not None:
                     sink.close(ok=row["status"] != "failed")
-    if row.get("manifest") == "MISMATCH":
-        msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
-        row.update(status="failed", error=msg)
-        out.failed.append((rel, msg))
     return out
 
 
@@ -558,14 +618,14 @@ def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
             msg = f"{rel}: listed in {MANIFEST} but missing"
             failed.append((rel, msg))
             file_rows.append({"path": rel, "status": "failed", "error": msg})
-    files = pd.DataFrame(file_rows)
+    files = typed_keys(split_scheduler(pd.DataFrame(file_rows)))
     tables = {}
     reqs = [c.requests for c in chunks if c.requests is not None]
     if reqs:
         t = pd.concat(reqs, ignore_index=True) if len(reqs) > 1 else reqs[0]
         for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
             t[c] = t[c].astype("category")
-        tables["blk_requests"] = t
+        tables["blk_requests"] = typed_keys(split_scheduler(t))
     ctxs = [x for c in chunks for x in c.ctxs]
     offsets = np.cumsum([0] + [len(c.ctxs) for c in chunks[:-1]]).tolist()
     stacks = {}

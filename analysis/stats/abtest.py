@@ -30,6 +30,7 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -38,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..ingest.walk import OSD_OP_QUEUES
 from .consistency import ALPHA, _n_per_arm, holm
 
 HIGHER_BETTER = ("1/s", "B/s")
@@ -51,6 +53,9 @@ DEFAULT_METRICS = ("iops", "bw", "lat_mean", "clat_mean", "clat_p50", "clat_p99"
 WORKLOAD_KEYS = ("scenario", "target", "rw", "bs", "benchmark", "mode", "readmode", "op_size", "iodepth",
                  "numjobs", "concurrent_ops", "concurrent_procs", "pool_profile", "vol_size", "osd_ra")
 CELL = ("kind", "ddir", "metric", "unit")
+#: ``by="auto"``: the keys tried, in order, for the one that holds both compared values — our captures'
+#: ``arm``, then :func:`osd_qos` (CBT archives and any run that records its OSD settings), then CBT's ``archive``
+AUTO_KEYS = ("arm", "osd_qos", "archive")
 FIO_LOGS = ("fio-log", "fio-hist-log")
 COLUMNS = ["n_old", "n_new", "median_old", "median_old_lo", "median_old_hi", "median_new", "median_new_lo",
            "median_new_hi", "delta_pct", "effect_pct", "effect_lo", "effect_hi", "test", "p", "p_holm",
@@ -112,7 +117,11 @@ def _welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
     diff = xb.mean() - xa.mean()
     if not (xa.var(ddof=1) > 0 or xb.var(ddof=1) > 0):
         return dict(test="", p=np.nan, d=np.nan, mean=diff, lo=np.nan, hi=np.nan, log=log)
-    res = stats.ttest_ind(xb, xa, equal_var=False)
+    with warnings.catch_warnings():
+        # runs nearly identical (fio's p99 from one histogram bin): scipy warns of precision loss in the
+        # variance; the spread was checked non-zero above and such a cell comes out ~ (a p near 1)
+        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
+        res = stats.ttest_ind(xb, xa, equal_var=False)
     ci = res.confidence_interval(1 - alpha)
     pooled = np.sqrt(((len(xa) - 1) * xa.var(ddof=1) + (len(xb) - 1) * xb.var(ddof=1)) / (len(xa) + len(xb) - 2))
     return dict(test="Welch t (log)" if log else "Welch t", p=float(res.pvalue),
@@ -184,6 +193,88 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
     return out
 
 
+def osd_qos(summary: pd.DataFrame) -> pd.Series:
+    """The OSD's QoS setting in one word per row: the mClock profile under ``mclock_scheduler`` (``profile``),
+    else the op queue (``wpq``); NA where ``scheduler`` names no OSD op queue (a block-layer IO scheduler)."""
+    na = pd.Series(pd.NA, index=summary.index, dtype="string")
+    q = summary["scheduler"].astype("string") if "scheduler" in summary else na
+    prof = summary["profile"].astype("string") if "profile" in summary else na
+    out = q.where(q.isin(OSD_OP_QUEUES).fillna(False).astype(bool))
+    return out.mask(((q == "mclock_scheduler").fillna(False) & prof.notna()).astype(bool), prof)
+
+
+def run_set(summary: pd.DataFrame) -> pd.Series:
+    """The set of runs a row belongs to: its ``campaign``; for a CBT archive without one, the folder that
+    holds the archive's folder (``archive``'s parent; ``.`` for archives at the top); else ``.``."""
+    na = pd.Series(pd.NA, index=summary.index, dtype="string")
+    out = summary["campaign"].astype("string") if "campaign" in summary else na
+    if "archive" in summary:
+        arch = summary["archive"].astype("string")
+        parent = arch.str.rpartition("/")[0]
+        out = out.fillna(parent.where(arch.isna() | (parent != ""), "."))
+    return out.fillna(".")
+
+
+@dataclass
+class Choice:
+    """Where ``by="auto"`` compares: the rows of one run set, the key that splits them and why."""
+    rows: pd.DataFrame
+    key: str
+    run_set: str
+    note: str
+
+
+def choose(summary: pd.DataFrame, old_value: str, new_value: str, prefer: Mapping[str, str] | None = None,
+           metrics: Sequence[str] | None = DEFAULT_METRICS) -> Choice:
+    """Find ``old_value`` against ``new_value`` in data the user did not describe.  Rows of the compared
+    ``metrics`` are grouped by :func:`run_set` (a campaign, or a folder of CBT archives: runs of one sitting
+    are never pooled with another's); in each set the first of :data:`AUTO_KEYS` holding both values splits
+    it.  The set is the one matching ``prefer`` (e.g. ``{"campaign": "qos-v2"}``) when that has both, else
+    the set with the most runs on its smaller side (ties: the first name).  CompareError when no set has
+    both values, naming what the data has."""
+    s = summary
+    if metrics is not None:
+        s = s[s["metric"].astype(str).isin(list(metrics))]
+    if s.empty:
+        raise CompareError("no rows of the compared metrics (" + ", ".join(metrics or ()) + ")")
+    s = s.assign(osd_qos=osd_qos(s))
+    sets = run_set(s)
+    run = (s["run"].astype("string") if "run" in s else pd.Series(pd.NA, index=s.index, dtype="string")
+           ).fillna(s["source"].astype("string"))
+    found: list[tuple[str, str, int]] = []  # (run set, key, runs on the smaller side)
+    for name in sorted(sets.unique()):
+        inset = (sets == name).to_numpy()
+        for key in AUTO_KEYS:
+            if key not in s:
+                continue
+            col = s.loc[inset, key].astype("string")
+            n = [run[inset][(col == v).fillna(False).to_numpy()].nunique() for v in (old_value, new_value)]
+            if min(n) > 0:
+                found.append((name, key, min(n)))
+                break
+    if not found:
+        have = {k: sorted(s[k].astype("string").dropna().unique()) for k in AUTO_KEYS if k in s}
+        raise CompareError(f"no set of runs has both {old_value!r} and {new_value!r} in "
+                           + ", ".join(AUTO_KEYS) + " (the data has: "
+                           + ("; ".join(f"{k}: {', '.join(v[:8]) or '-'}" for k, v in have.items()) or "none of them")
+                           + "); name two data paths, or --by KEY with --old-value/--new-value")
+    pick = None
+    for k, v in (prefer or {}).items():
+        if k in s:
+            match = set(sets[(s[k].astype("string") == str(v)).fillna(False).to_numpy()].unique())
+            pick = next((f for f in found if f[0] in match), None)
+            if pick:
+                break
+    why = f"the preferred {', '.join(f'{k}={v}' for k, v in (prefer or {}).items())}"
+    if pick is None:
+        pick = max(found, key=lambda f: f[2])  # the first of the largest: found is in name order
+        why = "the most runs a side"
+    others = [f"{f[0]} ({f[2]} a side)" for f in found if f is not pick]
+    note = (f"compared within {pick[0]} by {pick[1]} ({why}; {pick[2]} runs on the smaller side, all cells)"
+            + (f"; also holding both: {', '.join(others)}" if others else ""))
+    return Choice(s[(sets == pick[0]).to_numpy()], pick[1], pick[0], note)
+
+
 def split(summary: pd.DataFrame, by: str, old: str | None = None, new: str | None = None,
           ) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
     """One table split in two by the values of column ``by``: (old rows, new rows, old value, new value).
@@ -216,11 +307,14 @@ class Sides:
 
 
 def sides(old: str | Path, new: str | Path | None = None, by: str | None = None, old_value: str | None = None,
-          new_value: str | None = None, where: Mapping[str, str] | None = None, jobs: int = 1) -> Sides:
+          new_value: str | None = None, where: Mapping[str, str] | None = None, jobs: int = 1,
+          prefer: Mapping[str, str] | None = None, metrics: Sequence[str] | None = DEFAULT_METRICS) -> Sides:
     """Load ``old`` and ``new`` (:func:`analysis.ingest.anysource.load`: folders, archives, files or ingested
-    tables), keep the rows whose run keys equal ``where`` (e.g. ``{"campaign": "qos-v2"}``), or split ``old``
-    by ``by`` (:func:`split`) when ``new`` is None.  CompareError for a side with no rows, or for neither /
-    both of ``new`` and ``by``; IngestError for a path that cannot be read."""
+    tables; each gets the derived key :func:`osd_qos`), keep the rows whose run keys equal ``where`` (e.g.
+    ``{"campaign": "qos-v2"}``), or split ``old`` by ``by`` (:func:`split`) when ``new`` is None;
+    ``by="auto"`` finds the run set and key holding ``old_value`` and ``new_value`` (:func:`choose`, with
+    ``prefer`` and ``metrics``).  CompareError for a side with no rows, or for neither / both of ``new`` and
+    ``by``; IngestError for a path that cannot be read."""
     from ..ingest.anysource import load
     if (new is None) == (by is None):
         raise CompareError("give two data paths (OLD NEW), or one path and a key to split it by (--by KEY)")
@@ -240,7 +334,13 @@ def sides(old: str | Path, new: str | Path | None = None, by: str | None = None,
         if t.empty:
             raise CompareError(f"{path}: nothing readable (no benchmark output with a summary"
                                + (f" where {', '.join(f'{k}={v}' for k, v in where.items())})" if where else ")"))
-        tables.append(t)
+        tables.append(t.assign(osd_qos=osd_qos(t)) if "osd_qos" not in t else t)
+    if new is None and by == "auto":
+        if not old_value or not new_value:
+            raise CompareError("--by auto needs the two values to compare (--old-value, --new-value)")
+        c = choose(tables[0], old_value, new_value, prefer, metrics)
+        a, b, va, vb = split(c.rows, c.key, old_value, new_value)
+        return Sides(a, b, (f"{c.key}={va}", f"{c.key}={vb}"), [c.key], [*notes, c.note])
     if new is None:
         a, b, va, vb = split(tables[0], by, old_value, new_value)
         return Sides(a, b, (f"{by}={va}", f"{by}={vb}"), [by], notes)

@@ -65,7 +65,9 @@ def run_table(summary: pd.DataFrame) -> pd.DataFrame:
     for c in DURATIONS:
         if c not in out:
             out[c] = np.nan
-    out = base.join(out, how="right").reset_index()
+    out = out.reset_index()
+    out[keys] = out[keys].astype("string")  # the keys as base has them (repeat is Int64 in the tables)
+    out = base.join(out.set_index(keys), how="right").reset_index()
     out["repeat"] = pd.to_numeric(out["repeat"]).astype("int64")
     return out.sort_values(keys).reset_index(drop=True)
 

@@ -184,11 +184,7 @@ class CbtRunner:
         info["cbt_s"] = round(time.time() - t_cbt, 1)
         info["cbt_argv"] = argv
         info["cbt_exit"] = rc
-        if r.throttle is not None:
-            try:
-                r.throttle.check_all(cl.pids())
-            except ThrottleError as e:
-                raise ClusterError(f"per-OSD IO limits lost during CBT: {e}") from None
+        r.check_limits("CBT")
         if rc != 0:
             tail = (harness / "cbt.log").read_text(errors="replace")[-600:]
             raise ClusterError(f"cbt.py exited {rc} (log {harness / 'cbt.log'}): …{tail}")
@@ -277,10 +273,7 @@ def sitting(doc: dict[str, Any], campaign_file: Path, out: Path, arms: list[str]
         _log(f"ERROR: {type(e).__name__}: {e}; tearing down")
         rc = 1
     finally:
-        runner.cl.down()
-        if runner.runner.throttle is not None:
-            runner.runner.throttle.remove(range(runner.cl.n))
-        shutil.rmtree(runner.cl.dir, ignore_errors=True)
+        runner.runner.teardown()
         record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(record, indent=1) + "\n")
         left = [a for a in arms if not is_done(root, a)]

@@ -180,10 +180,7 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
         _log(f"ERROR: {type(e).__name__}: {e}; tearing down")
         rc = 1
     finally:
-        runner.cl.down()
-        if getattr(runner, "throttle", None) is not None:
-            runner.throttle.remove(range(runner.cl.n))
-        shutil.rmtree(runner.cl.dir, ignore_errors=True)
+        runner.teardown()
         record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(record, indent=1) + "\n")
         left = cp.remaining(root, runs)

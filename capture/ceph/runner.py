@@ -132,6 +132,24 @@ class Runner:
         self.steal_flag = float(doc.get("steal_flag_frac", 0.05))
 
     # ------------------------------------------------------------------ cluster lifetime
+    def teardown(self) -> None:
+        """Stop the daemons, lift the per-OSD IO limits, remove the cluster's work folder (every sitting
+        ends here, after a failure or a signal too)."""
+        self.cl.down()
+        if self.throttle is not None:
+            self.throttle.remove(range(self.cl.n))
+        shutil.rmtree(self.cl.dir, ignore_errors=True)
+
+    def check_limits(self, during: str) -> None:
+        """ClusterError when an OSD of a throttled campaign lost its IO limits (a restarted OSD is a new
+        process, outside the cgroup): the run ``during`` measured an unthrottled OSD and is redone."""
+        if self.throttle is None:
+            return
+        try:
+            self.throttle.check_all(self.cl.pids())
+        except ThrottleError as e:
+            raise ClusterError(f"per-OSD IO limits lost during {during}: {e}") from None
+
     def bring_up(self) -> None:
         """Start the cluster, create the client pool and its RBD image (``client.pool`` / ``client.image``,
         default ``client/img``: the QoS campaigns' names; CBT's harness names them as CBT does) and prefill
@@ -425,11 +443,7 @@ class Runner:
                 anchors[f"{op}_unix"] = self.trigger(op, poller)
         rc = fio.wait()
         anchors["fio_exit_unix"] = poller.mark("fio_end")
-        if self.throttle is not None:
-            try:
-                self.throttle.check_all(cl.pids())
-            except ThrottleError as e:
-                raise ClusterError(f"per-OSD IO limits lost during the run: {e}") from None
+        self.check_limits("the run")
         if rc != 0:
             raise ClusterError(f"fio exited {rc}: {(stage / 'fio.stderr').read_text()[-500:]}")
         max_wait = float(sc.get("max_wait_after_fio_s", self.doc.get("max_wait_after_fio_s", 300)))

@@ -1,0 +1,151 @@
+"""Value rules per format: a parsed file whose numbers cannot be right fails, saying what was expected.
+
+The readers check syntax; these rules check the tidy rows they produced for one file (units as in
+:mod:`analysis.dictionary`), so that a damaged file never passes as ``ok`` with changed values:
+
+* **finite**: every summary ``value`` and every ``t_s`` is a finite number (a ``"12.5ms"`` or ``"fast"`` a
+  reader let through as NaN fails here); a series value may be missing (NaN: rados bench prints ``-``
+  before its first completion), never infinite;
+* **ranges** (:data:`RANGES`): no negative throughput, latency, duration, size or count; CPU fractions
+  and btt's shares of Q2C within [0, 1];
+* **time order**: within one series (job, direction, metric) ``t_s`` never goes backwards (a log
+  concatenated with itself does);
+* **required metrics** (:data:`REQUIRED`): a fio job direction with any metric has its IOPS and bandwidth;
+  a rados bench run has its bandwidth and IOPS (a truncated output loses them).
+
+Only what a tool can never print is refused: Ceph timeline marks (``*_start``, seconds on the timeline's
+clock) and btt's seek distances may be negative, an OSD's CPU may exceed one CPU, a disk's %util may
+round above 100.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Range:
+    """Values of ``metric`` (a regular expression over the tidy ``metric``) of these ``kinds`` (None: every
+    kind) and ``unit`` (None: any) must lie in [lo, hi]; ``exempt``: metrics of those kinds left alone."""
+    kinds: tuple[str, ...] | None
+    unit: str | None
+    lo: float
+    hi: float
+    what: str
+    metric: str = r".*"
+    exempt: str = r"(?!)"
+
+
+RANGES: tuple[Range, ...] = (
+    Range(None, "1/s", 0, np.inf, "a rate ≥ 0"),
+    Range(None, "B/s", 0, np.inf, "a bandwidth ≥ 0"),
+    Range(None, "ns", 0, np.inf, "a latency ≥ 0 ns"),
+    Range(None, "B", 0, np.inf, "a size ≥ 0 B"),
+    Range(None, "count", 0, np.inf, "a count ≥ 0", exempt=r"(?:q2q|d2d)_seek_(?:mean|median)"),
+    Range(None, "s", 0, np.inf, "a duration ≥ 0 s", exempt=r".*_start"),
+    Range(("sysutil",), "ratio", 0, 1, "a CPU fraction in [0, 1]", metric=r"cpu_(?:busy|iowait|steal)"),
+    Range(("btt",), "ratio", 0, 1, "a share of Q2C in [0, 1]", metric=r".*_share"),
+)
+
+#: kind → (group keys, metrics each group with any row must have, why)
+REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "fio-json": (("job", "ddir"), ("iops", "bw"), "fio prints iops and bw for every job direction"),
+    "rados-bench": ((), ("bw", "iops"), "rados bench's summary states bandwidth and IOPS"),
+}
+
+#: kinds whose series are time-ordered per (job, ddir, metric)
+TIMED = ("fio-log", "fio-hist-log", "rados-bench", "sysutil", "ceph-pg-timeline", "blktrace", "blkparse")
+
+
+def _label(frame: pd.DataFrame, i: int) -> str:
+    r = frame.iloc[i]
+    parts = [f"{c} {r[c]}" for c in ("job", "ddir") if c in frame and pd.notna(r[c]) and str(r[c])]
+    return f"{r['metric']}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
+    out: list[str] = []
+    if frame.empty:
+        return out
+    v = frame["value"].to_numpy(dtype=float, na_value=np.nan)
+    # a series sample may be missing (rados bench prints '-' before its first completion): NaN, never inf
+    bad = np.isinf(v) if table == "series" else ~np.isfinite(v)
+    if "t_s" in frame:
+        bad |= ~np.isfinite(frame["t_s"].to_numpy(dtype=float, na_value=np.nan))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        out.append(f"{table} {_label(frame, i)}: {float(v[i])!r}"
+                   + (f" at t {float(frame['t_s'].iloc[i])!r} s" if "t_s" in frame else "")
+                   + f": expected a finite number ({int(bad.sum())} such rows)")
+    mcodes, names = _codes(frame["metric"])
+    ucodes, units = _codes(frame["unit"])
+    for r in RANGES:
+        if r.kinds is not None and kind not in r.kinds:
+            continue
+        mi = [i for i, m in enumerate(names) if re.fullmatch(r.metric, m) and not re.fullmatch(r.exempt, m)]
+        if not mi:
+            continue
+        sel = np.isin(mcodes, mi)
+        if r.unit:
+            sel &= np.isin(ucodes, [i for i, u in enumerate(units) if u == r.unit])
+        wrong = sel & np.isfinite(v) & ((v < r.lo) | (v > r.hi))
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]]}: expected {r.what} "
+                       f"({int(wrong.sum())} such rows)")
+    return out
+
+
+def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """(codes, names) of a label column, categorical or not (a missing label: code -1)."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        col = col.astype("category")
+    return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+
+
+def _time_problems(frame: pd.DataFrame) -> list[str]:
+    if frame.empty or "t_s" not in frame:
+        return []
+    keys = [c for c in ("job", "ddir", "metric") if c in frame]
+    codes = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    c, t = codes[order], frame["t_s"].to_numpy(dtype=float, na_value=np.nan)[order]
+    back = (np.diff(t) < 0) & (c[1:] == c[:-1])
+    if not back.any():
+        return []
+    j = int(np.flatnonzero(back)[0])
+    i = int(order[j + 1])
+    return [f"series {_label(frame, i)}: time goes back from {t[j]:g} s to {t[j + 1]:g} s: expected "
+            f"samples in time order ({int(back.sum())} steps back; a log concatenated with itself?)"]
+
+
+def _required_problems(kind: str, summary: pd.DataFrame) -> list[str]:
+    rule = REQUIRED.get(kind)
+    if rule is None or summary.empty:
+        return []
+    keys, need, why = rule
+    s = summary.assign(_m=summary["metric"].astype(str))
+    groups = s.groupby(list(keys), sort=True, observed=True, dropna=False)["_m"] if keys else [((), s["_m"])]
+    out = []
+    for key, m in groups:
+        missing = [x for x in need if x not in set(m)]
+        if missing:
+            key = key if isinstance(key, tuple) else (key,)
+            where = ", ".join(f"{k} {v}" for k, v in zip(keys, key))
+            out.append(f"summary{' (' + where + ')' if where else ''} lacks {', '.join(missing)}: expected them "
+                       f"({why}; a truncated or damaged output?)")
+    return out
+
+
+def problems(kind: str, summary: pd.DataFrame, series: pd.DataFrame) -> list[str]:
+    """What is wrong with one parsed file's rows (module docstring), most telling first; [] when nothing."""
+    out = _required_problems(kind, summary)
+    out += _range_problems(kind, summary, "summary")
+    out += _range_problems(kind, series, "series")
+    if kind in TIMED:
+        out += _time_problems(series)
+    return out
