@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ import yaml
 from analysis.ingest.walk import ingest
 from analysis.stats import cbt_pilot as cpl
 from capture.cbt import campaign as cc
-from capture.cbt.__main__ import count_outputs, gzip_tree, pilot_iterations
+from capture.cbt.__main__ import gzip_tree, pilot_iterations
 from capture.ceph.campaign import CampaignError
 from conftest import FIXTURES, ROOT
 
