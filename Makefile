@@ -52,9 +52,9 @@ $(PROC)/data-dir.txt: FORCE
 	@mkdir -p $(PROC); echo "$(abspath $(DATA))" | cmp -s - $@ || echo "$(abspath $(DATA))" > $@
 # ingest exit 1 = some files failed and the tables hold the rest: the report is made from what was read,
 # and `analysis failures` ends `make report` with exit 1 naming them (file:line: what was expected)
-$(PROC)/files.parquet: .venv/.installed $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/files.parquet -print -quit 2>/dev/null) $(wildcard analysis/ingest/*.py)
+$(PROC)/tables.json: .venv/.installed $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/tables.json -print -quit 2>/dev/null) $(wildcard analysis/ingest/*.py)
 	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]
-data: $(PROC)/files.parquet
+data: $(PROC)/tables.json
 
 manifest: .venv/.installed
 	$(PY) -m analysis manifest $(DATA)
@@ -69,7 +69,7 @@ ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
 endif
-$(PROC)/notebooks.mk: $(PROC)/files.parquet $(wildcard notebooks/*.ipynb) analysis/report.py
+$(PROC)/notebooks.mk: $(PROC)/tables.json $(wildcard notebooks/*.ipynb) analysis/report.py
 	$(PY) -m analysis deps $(REPORT_NB:%=notebooks/%.ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
 	@touch $@  # kept unchanged when its rules are (it is only included), but now checked: not re-made again
 # parameters only some notebooks have (papermill warns about the others)
@@ -91,7 +91,7 @@ REPORT_JOBS ?= 2
 CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2 qos-reef
 report:
 	@start=$$EPOCHREALTIME; \
-	  $(MAKE) --no-print-directory $(PROC)/files.parquet $(PROC)/notebooks.mk && \
+	  $(MAKE) --no-print-directory $(PROC)/tables.json $(PROC)/notebooks.mk && \
 	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
 	  $(PY) -m analysis claims --processed $(PROC) --out $(REPORTS)/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
 	  $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) >/dev/null && \
@@ -101,7 +101,8 @@ report:
 .PRECIOUS: $(REPORTS)/%.ipynb
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
-test: .venv/.installed tools
+# the notebooks read the processed tables (never raw data behind their back): `data` builds them once
+test: .venv/.installed tools data
 	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-snaptrim-recovery.ipynb notebooks/31-qos-scrub.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 # Jupyter refuses to start as root unless told (the README's Debian VM is root): --allow-root then only
@@ -216,4 +217,4 @@ capture-rados-block:
 	@echo "capture-rados-block: now refresh the manifest with make manifest (as the repository's owner)"
 
 clean:
-	rm -rf $(PROC)/*.parquet $(PROC)/campaigns $(PROC)/notebooks.mk $(PROC)/data-dir.txt reports/*.html reports/*.ipynb figures/*.png figures/*.svg
+	rm -rf $(PROC)/*.parquet $(PROC)/tables.json $(PROC)/summary $(PROC)/series $(PROC)/blk_requests $(PROC)/campaigns $(PROC)/notebooks.mk $(PROC)/data-dir.txt reports/*.html reports/*.ipynb figures/*.png figures/*.svg

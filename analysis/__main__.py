@@ -63,10 +63,12 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 4
     try:
-        paths = write_tables(res, args.out)
+        paths = write_tables(res, args.out, root=args.dir if Path(args.dir).is_dir() else None)
     except OSError as e:
-        print(f"error: cannot write tables to {args.out}: {e.strerror or e} (the previous tables are unchanged)",
-              file=sys.stderr)
+        kept = (Path(args.out) / "tables.json").is_file()  # withdrawn only once the tables began to be replaced
+        print(f"error: cannot write tables to {args.out}: {e.strerror or e} ("
+              + ("the previous tables are unchanged)" if kept else "no complete table set is left there: "
+                 "readers refuse it until an ingest succeeds)"), file=sys.stderr)
         return 3
     rc = _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
                   + ", ".join(str(p) for p in paths.values()))
@@ -407,8 +409,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "compared (analysis.stats.abtest); exit 1 when something regressed")
     k.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
     k.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
-    k.add_argument("--by", help="split OLD by this run key (e.g. arm, profile, osd_qos = wpq or the mClock "
-                                "profile, archive) instead of a second path; auto: the first of arm, osd_qos, "
+    k.add_argument("--by", help="split OLD by this run key (e.g. arm, op_queue, io_scheduler, profile, osd_qos = "
+                                "wpq or the mClock profile, archive) instead of a second path; auto: the first of arm, osd_qos, "
                                 "archive holding both values, within the run set with the most runs")
     k.add_argument("--old-value", help="with --by: the value that is A (default: the first of exactly two)")
     k.add_argument("--new-value", help="with --by: the value that is B")

@@ -26,13 +26,14 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "job", "fio job, pool (timeline), device maj,min (block traces), cpuN / osd.N (sysutil)"),
     ("summary", "ddir", "read · write · trim · '' (no direction)"),
     ("summary", "metric, value, unit", "one number per row; units: ns, s, B, B/s, 1/s, count, ratio"),
-    ("summary", "campaign, scenario, arm, scheduler, profile, repeat, run",
-     "run keys from run.json (our captures) or CBT's benchmark_config.yaml / ceph_settings.out; scheduler is "
-     "either an OSD op queue or a block-layer IO scheduler, as the source named it: select on op_queue or "
-     "io_scheduler"),
-    ("summary", "op_queue, io_scheduler",
-     "the two meanings of scheduler taken apart: the OSD's op queue (wpq, mclock_scheduler, …; osd_op_queue) and the "
-     "block layer's IO scheduler (none, mq-deadline, kyber, bfq, …); in every table that has scheduler"),
+    ("summary", "campaign, scenario, arm, profile, repeat, run",
+     "run keys from run.json (our captures) or CBT's benchmark_config.yaml / ceph_settings.out"),
+    ("summary", "op_queue",
+     "the OSD's op queue (wpq, mclock_scheduler, …; osd_op_queue): CBT's ceph_settings.out, else its "
+     "benchmark_config.yaml, else run.json's scheduler when it names an op queue; profile is the mClock profile"),
+    ("summary", "io_scheduler",
+     "the block layer's IO scheduler (none, mq-deadline, kyber, bfq, …): run.json's scheduler when it names no "
+     "op queue. One meaning per column: no table has a scheduler column"),
     ("summary", "osd_qos (compare only)",
      "analysis.stats.abtest: the op queue, or the mClock profile under mclock_scheduler (wpq, high_client_ops, …)"),
     ("summary", "archive", "CBT: the folder that holds results/, as a path below the ingested folder (the "

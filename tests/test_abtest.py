@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from analysis.ingest.tables import commit
 from analysis.stats import abtest as ab
 from conftest import ROOT
 
@@ -123,16 +124,18 @@ def test_a_threshold_decides_what_is_a_regression_and_not_significant_is_tilde()
 
 
 def test_split_by_a_key_names_its_values():
-    s = pd.DataFrame(rows({"a": 1.0, "b": 2.0}, "iops", "1/s")).assign(scheduler=["wpq", "mclock_scheduler"])
-    old, new, vo, vn = ab.split(s, "scheduler")
+    s = pd.DataFrame(rows({"a": 1.0, "b": 2.0}, "iops", "1/s")).assign(op_queue=["wpq", "mclock_scheduler"])
+    old, new, vo, vn = ab.split(s, "op_queue")
     assert (vo, vn) == ("mclock_scheduler", "wpq") and len(old) == len(new) == 1
     with pytest.raises(ab.CompareError, match="no column 'profile'"):
         ab.split(s, "profile")
     with pytest.raises(ab.CompareError, match="has no value 'bfq'"):
-        ab.split(s, "scheduler", "bfq", "wpq")
-    three = pd.concat([s, s.iloc[:1].assign(scheduler="x")])
+        ab.split(s, "op_queue", "bfq", "wpq")
+    three = pd.concat([s, s.iloc[:1].assign(op_queue="x")])
     with pytest.raises(ab.CompareError, match="has 3 values"):
-        ab.split(three, "scheduler")
+        ab.split(three, "op_queue")
+    with pytest.raises(ab.CompareError, match="op_queue, the OSD's; io_scheduler, the block layer's"):
+        ab.split(s, "scheduler")  # the old one-column name points at the two
 
 
 def _tables(path, summary):
@@ -140,6 +143,7 @@ def _tables(path, summary):
     summary.to_parquet(path / "summary.parquet")
     pd.DataFrame({"path": ["x"], "status": ["ok"]}).to_parquet(path / "files.parquet")
     summary.assign(t_s=0.0).to_parquet(path / "series.parquet")
+    commit(path, ["files", "summary", "series"])  # as an ingest records its set
     return path
 
 
@@ -188,7 +192,7 @@ def test_real_block_campaign_by_scheduler_matches_fios_own_numbers(tmp_path):
     scen = ROOT / "data" / "raw" / "block" / "block-2026" / "fio-btrfs-read-128k-qd16"
     if not scen.is_dir():
         pytest.skip("shipped block campaign absent")
-    r = _cli(scen, "--by", "scheduler", "--old-value", "mq-deadline", "--new-value", "none", "--metric", "bw",
+    r = _cli(scen, "--by", "io_scheduler", "--old-value", "mq-deadline", "--new-value", "none", "--metric", "bw",
              "--format", "csv")
     assert r.returncode in (0, 1), r.stderr
     got = pd.read_csv(StringIO(r.stdout))

@@ -58,7 +58,7 @@ def _summary() -> pd.DataFrame:
         for i, v in enumerate(values):
             rows.append(dict(campaign=campaign, kind=kind, source=src or f"{campaign}/{scenario}/{scheduler}/{i}",
                              job=job, ddir=ddir, metric=metric, unit="B/s", value=v,
-                             scenario=scenario, scheduler=scheduler, repeat=str(i + 1)))
+                             scenario=scenario, op_queue=None, io_scheduler=scheduler, repeat=str(i + 1)))
 
     add("c1", "fio-json", "A", "bfq", "bw", [1, 2, 3, 10])
     add("c1", "fio-json", "A", "kyber", "bw", [5])
@@ -72,13 +72,14 @@ def _summary() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-SUMMARY_EXPECTED = pd.DataFrame(
+SUMMARY_EXPECTED = pd.DataFrame(  # the default cell: campaign, scenario, op_queue (none here), io_scheduler
     [("c1", "A", "bfq", 4, 4.0, 2.5, math.sqrt(50 / 3), math.sqrt(50 / 3) / 4, 1.0, 10.0),
      ("c1", "A", "kyber", 1, 5.0, 5.0, np.nan, np.nan, 5.0, 5.0),
      ("c1", "B", "bfq", 3, 4.0, 4.0, 2.0, 0.5, 2.0, 6.0),
      ("c1", "C", "none", 2, 0.0, 0.0, math.sqrt(2), np.nan, -1.0, 1.0),
      (np.nan, "A", "bfq", 1, 100.0, 100.0, np.nan, np.nan, 100.0, 100.0)],
-    columns=["campaign", "scenario", "scheduler", "n", "mean", "median", "std", "cv", "min", "max"])
+    columns=["campaign", "scenario", "io_scheduler", "n", "mean", "median", "std", "cv", "min", "max"])
+SUMMARY_EXPECTED.insert(2, "op_queue", np.nan)
 
 
 def _categorical(df: pd.DataFrame) -> pd.DataFrame:
@@ -169,10 +170,10 @@ def test_percentile_boundaries_vs_duckdb_and_numpy(tmp_path: Path):
 
 def test_cell_stats_by_hand(proc: Path):
     got = ag.cell_stats(proc, "bw", kind="fio-json")
-    exp = SUMMARY_EXPECTED.astype({c: "str" for c in ("campaign", "scenario", "scheduler")})
+    exp = SUMMARY_EXPECTED.astype({c: "str" for c in ("campaign", "scenario", "op_queue", "io_scheduler")})
     pd.testing.assert_frame_equal(got, exp, rtol=1e-12)
-    one = ag.cell_stats(proc, "bw", by=("scheduler",), kind="fio-json", where={"campaign": "c1", "scenario": "A"})
-    assert one[["scheduler", "n", "median"]].values.tolist() == [["bfq", 4, 2.5], ["kyber", 1, 5.0]]
+    one = ag.cell_stats(proc, "bw", by=("io_scheduler",), kind="fio-json", where={"campaign": "c1", "scenario": "A"})
+    assert one[["io_scheduler", "n", "median"]].values.tolist() == [["bfq", 4, 2.5], ["kyber", 1, 5.0]]
 
 
 def test_cell_stats_several_jobs(proc: Path):
@@ -230,18 +231,18 @@ def test_real_per_second_percentiles(real_series: pa.Table, real_proc: Path, tmp
 
 
 def test_real_cell_stats(real_proc: Path):
-    s = pd.read_parquet(real_proc / "summary.parquet", columns=["campaign", "kind", "metric", "scenario", "scheduler",
+    s = pd.read_parquet(real_proc / "summary.parquet", columns=["campaign", "kind", "metric", "scenario", "io_scheduler",
                                                             "source", "ddir", "value"],
                         filters=[("campaign", "==", "block-2026"), ("kind", "==", "fio-json"),
                                  ("metric", "==", "bw")])
     assert len(s) > 100 and not s.duplicated(["source", "ddir"]).any()
-    g = s.assign(scenario=s["scenario"].astype(str), scheduler=s["scheduler"].astype(str)) \
-        .groupby(["scenario", "scheduler"], sort=True)["value"]
+    g = s.assign(scenario=s["scenario"].astype(str), io_scheduler=s["io_scheduler"].astype(str)) \
+        .groupby(["scenario", "io_scheduler"], sort=True)["value"]
     exp = pd.DataFrame({"n": g.size(), "mean": g.mean(), "median": g.median(), "std": g.std(ddof=1)})
     exp["cv"] = exp["std"] / exp["mean"]
     exp = exp.assign(min=g.min(), max=g.max()).reset_index()
     assert exp["n"].min() >= 3
-    got = ag.cell_stats(real_proc, "bw", by=("scenario", "scheduler"), kind="fio-json",
+    got = ag.cell_stats(real_proc, "bw", by=("scenario", "io_scheduler"), kind="fio-json",
                         where={"campaign": "block-2026"})
     pd.testing.assert_frame_equal(got, exp, check_exact=False, rtol=1e-9)
 

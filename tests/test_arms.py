@@ -11,7 +11,7 @@ from analysis.stats.arms import arm_medians, run_table
 
 def _rows(scenario, arm, repeat, fio, timeline=(), **facts):
     base = {"campaign": "c", "scenario": scenario, "arm": arm, "repeat": str(repeat),
-            "scheduler": "wpq", "profile": None, **facts}
+            "op_queue": "wpq", "profile": None, **facts}
     out = []
     for ddir, iops, n, mean_ns, p99_ns in fio:
         for metric, v in (("iops", iops), ("total_ios", n), ("clat_mean", mean_ns), ("clat_p99", p99_ns),

@@ -230,7 +230,7 @@ def test_size_distribution_by_hand():
 def test_prepare_and_windows_roles_phases():
     dev_data, dev_db = 7 << 20 | 0, 7 << 20 | 1
     base = {"rwbs": "WS", "ddir": "write", "n_bios": 1, "q_ns": 1.0, "d_ns": 2.0, "q2c_ns": 1.0, "d2c_ns": 1.0,
-            "campaign": "rb", "scenario": "s", "scheduler": "none", "repeat": "1", "run": "r", "target": np.nan,
+            "campaign": "rb", "scenario": "s", "io_scheduler": "none", "repeat": "1", "run": "r", "target": np.nan,
             "rw": np.nan, "bs": "4k", "trace_dev_data": "7,0", "trace_dev_db": "7,1"}
     raw = pd.DataFrame([
         {**base, "source": "r/trace-write.blktrace.gz", "dev": dev_data, "sector": 0, "nbytes": KIB4, "c_ns": 9.0},
@@ -320,7 +320,7 @@ def test_bottleneck_rule_by_hand():
 def test_busy_vs_util_joins_the_same_device_and_window():
     idle = pd.DataFrame({"source": "t", "dev": [1, 2], "span_ns": 100.0, "busy_ns": [30.0, 80.0]})
     win = pd.DataFrame({"source": "t", "dev": [1, 2], "run": "r", "phase": "write", "role": ["data", "db"],
-                        "campaign": "c", "scenario": "s", "scheduler": "none"})
+                        "campaign": "c", "scenario": "s", "io_scheduler": "none"})
     res = pd.DataFrame({"run": ["r"], "phase": ["write"], "util_data": [0.4], "util_db": [0.7],
                         "util_device": [np.nan]})
     b = bio.busy_vs_util(idle, win, res).set_index("role")

@@ -79,10 +79,12 @@ def test_op_queue_and_profile_come_from_cbts_ceph_settings_out(shipped):
     kinds = shipped.files.set_index("path")["kind"]
     assert kinds["high_client_ops/results/00000000/id-4af10887/ceph_settings.out.localhost.gz"] == "cbt-settings"
     s = shipped.summary[shipped.summary["kind"] == "fio-json"]
-    by = s.groupby("archive", observed=True)[["scheduler", "op_queue", "profile"]].agg(
+    assert "scheduler" not in s  # one meaning per column: the op queue, never a block-layer IO scheduler
+    by = s.groupby("archive", observed=True)[["op_queue", "profile"]].agg(
         lambda c: set(c.astype(object).where(c.notna(), None)))
-    assert by.loc["wpq", "scheduler"] == by.loc["wpq", "op_queue"] == {"wpq"} and by.loc["wpq", "profile"] == {None}
-    assert by.loc["high_client_ops", "scheduler"] == {"mclock_scheduler"}
+    assert by.loc["wpq", "op_queue"] == {"wpq"} and by.loc["wpq", "profile"] == {None}
+    assert by.loc["high_client_ops", "op_queue"] == {"mclock_scheduler"}
+    assert s["io_scheduler"].isna().all()  # no block-layer scheduler named anywhere in a CBT archive
     assert by.loc["high_client_ops", "profile"] == {"high_client_ops"}
     # Pacific lists osd_mclock_profile under wpq too: it means nothing there and is not kept
     assert "osd_mclock_profile" in json.load(gzip.open(
@@ -142,7 +144,8 @@ def test_auto_never_pools_the_pilot_with_the_campaign_and_names_its_choice():
 
 
 def test_osd_qos_and_run_sets_on_hand_made_keys():
-    t = pd.DataFrame({"scheduler": ["wpq", "mclock_scheduler", "mclock_scheduler", "bfq", None],
+    t = pd.DataFrame({"op_queue": ["wpq", "mclock_scheduler", "mclock_scheduler", None, None],
+                      "io_scheduler": [None, None, None, "bfq", None],
                       "profile": [None, "balanced", None, None, None],
                       "campaign": [None, None, "c1", None, None],
                       "archive": ["x/wpq", "x/mc", None, "wpq", None]})
@@ -241,7 +244,7 @@ def test_the_plain_archive_as_cbt_writes_it_reads_like_the_gzipped_one(tmp_path)
     assert kinds[f"{run}/benchmark_config.yaml"] == "benchmark_config.yaml"
     assert kinds[f"{run}/json_output.0.localhost"] == "cbt-derived"
     assert kinds[f"{run}/ceph_settings.out.localhost"] == "cbt-settings"
-    cols = ["run", "archive", "scheduler", "profile", "repeat", "benchmark", "mode", "metric", "ddir", "value"]
+    cols = ["run", "archive", "op_queue", "profile", "repeat", "benchmark", "mode", "metric", "ddir", "value"]
     pick = lambda r: r.summary[r.summary["metric"].isin(["iops", "bw"])][cols].astype(str) \
         .sort_values(cols).reset_index(drop=True)
     assert len(pick(a)) > 0 and pick(a).equals(pick(b))

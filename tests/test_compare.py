@@ -39,7 +39,7 @@ def test_table_over_repeats_uses_sample_std():
     rows = [("w", "write", s, v) for s, vals in (("none", [10, 12, 14]), ("bfq", [20, 22, 24]),
                                                  ("kyber", [11, 13, 21])) for v in vals]
     rows += [("r", "read", s, v) for s, vals in (("none", [1, 2]), ("bfq", [1.5, 1.6])) for v in vals]
-    t = seed_colour_table(pd.DataFrame(rows, columns=["scenario", "ddir", "scheduler", "value"]))
+    t = seed_colour_table(pd.DataFrame(rows, columns=["scenario", "ddir", "io_scheduler", "value"]))
     w = t.loc[("w", "write")]
     # none 12 ± 2 → [10, 14]; bfq 22 ± 2 → [20, 24]; kyber 15 ± 5.29 → [9.7, 20.3]: overlaps both
     assert w.loc["none", "std"] == 2.0 and w.loc["bfq", "mean"] == 22.0
@@ -47,5 +47,5 @@ def test_table_over_repeats_uses_sample_std():
     # none 1.5 ± 0.707 contains bfq's range: no colour
     assert set(t.loc[("r", "read"), "colour"]) == {""}
     # ddof=0 shrinks the ranges: kyber 15 ± 4.32 → [10.68, 19.32] now overlaps only none's [10.37, 13.63]
-    t0 = seed_colour_table(pd.DataFrame(rows, columns=["scenario", "ddir", "scheduler", "value"]), ddof=0)
+    t0 = seed_colour_table(pd.DataFrame(rows, columns=["scenario", "ddir", "io_scheduler", "value"]), ddof=0)
     assert t0.loc[("w", "write", "kyber"), "colour"] == "red"

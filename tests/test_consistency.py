@@ -146,9 +146,9 @@ def test_repeats_needed_matches_cohens_tables():
 
 
 def test_as_rounds_joins_test_columns():
-    df = pd.DataFrame({"scheduler": ["bfq", "bfq"], "metric": ["iops", "iops"], "repeat": [2, 1],
+    df = pd.DataFrame({"io_scheduler": ["bfq", "bfq"], "metric": ["iops", "iops"], "repeat": [2, 1],
                        "value": [5, 6], "t_s": [0.0, 0.0]})
-    out = c.as_rounds(df, ["scheduler", "metric"], "repeat")
+    out = c.as_rounds(df, ["io_scheduler", "metric"], "repeat")
     assert out["test"].tolist() == ["bfq/iops"] * 2 and out["round"].tolist() == ["1", "2"]
 
 

@@ -1,26 +1,70 @@
-"""Hypothesis: mutated and truncated real files give a Parsed or an IngestError, nothing else."""
+"""Hypothesis on every reader's own ``parse``: mutated and truncated real files give a ``Parsed`` (whose
+values the validation layer can judge) or an ``IngestError`` naming the file — nothing else.
+
+The parsers are called directly, not through ``detect.read``, which turns any exception into an
+IngestError and would hide a reader bug (``test_a_reader_bug_is_caught`` shows this test fails then)."""
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis.ingest import IngestError, Parsed, read
-from conftest import CORPUS, FIXTURES
+from analysis.ingest import IngestError, Parsed
+from analysis.ingest.detect import HEAD_BYTES, _modules
+from analysis.ingest.validate import problems
+from conftest import CORPUS, FIXTURES, ROOT
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
-SEEDS = {
-    "fio-json": FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json",
-    "fio-log": FIXTURES / "fio" / "randwrite-4k-2jobs-offset" / "twojobs_clat.1.log",
-    "fio-hist-log": FIXTURES / "fio" / "randread-4k-windowed" / "win_clat_hist.1.log",
+SYSUTIL = ROOT / "data" / "raw" / "ceph-qos" / "qos-v2" / "snaptrim_recovery" / "balanced" / "rep-01" / "sysutil.jsonl.gz"
+BLK = FIXTURES / "blktrace" / "ftrace-loop-mq-deadline-4k-write"
+#: kind → (seed file, bytes of it kept: the head of a large file, so 1000 examples stay fast)
+SEEDS: dict[str, tuple[Path, int | None]] = {
+    "fio-json": (FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json", None),
+    "fio-log": (FIXTURES / "fio" / "randwrite-4k-2jobs-offset" / "twojobs_clat.1.log", None),
+    "fio-hist-log": (FIXTURES / "fio" / "randread-4k-windowed" / "win_clat_hist.1.log", None),
+    "rados-bench": (FIXTURES / "rados_bench" / "ceph-16.2.15_write_4k_t4_22s_cleanup.txt", None),
+    "ceph-pg-timeline": (FIXTURES / "ceph_timeline" / "scrub-snaptrim-recovery.jsonl", None),
+    "blktrace": (BLK.with_name(BLK.name + ".blktrace.gz"), 48 << 10),   # binary blk_io_trace records
+    "blkparse": (CORPUS / "blkparse" / "blktrace-doc_blkparse_live_sda_with_summary.txt", None),  # per-event text
+    "btt": (BLK.with_name(BLK.name + ".btt.txt"), None),
+    "sysutil": (SYSUTIL, 16 << 10),
 }
 if (CORPUS / "fio_json").is_dir():
-    SEEDS["fio-json-2x"] = CORPUS / "fio_json" / "pkb_fio-2.1.4_sample-result.json"
-SEEDS["rados-bench"] = FIXTURES / "rados_bench" / "ceph-16.2.15_write_4k_t4_22s_cleanup.txt"
-SEEDS["ceph-pg-timeline"] = FIXTURES / "ceph_timeline" / "scrub-snaptrim-recovery.jsonl"
+    SEEDS["fio-json-2x"] = (CORPUS / "fio_json" / "pkb_fio-2.1.4_sample-result.json", None)
+
+
+def _bytes(path: Path, keep: int | None) -> bytes:
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return data[:keep] if keep else data
+
+
+def _reader(kind: str):
+    """The module whose ``sniff`` claims the seed's kind (``fio-json-2x`` is fio-json)."""
+    kind = kind.removesuffix("-2x")
+    for mod in _modules():
+        if kind == mod.KIND or kind in getattr(mod, "KINDS", ()):
+            return mod
+    raise LookupError(kind)
+
+
+def parse_directly(mod, path: Path, blob: bytes) -> None:
+    """Write ``blob`` to ``path`` and call the reader itself: an IngestError names the file and a line ≥ 1 (or
+    none); a result is a Parsed with the tidy columns whose values ``validate.problems`` can judge.  Any
+    other exception propagates: a reader bug."""
+    path.write_bytes(blob)
+    try:
+        r = mod.parse(path, None) if getattr(mod, "STREAMING", False) else mod.parse(path, blob)
+    except IngestError as e:
+        assert e.path == str(path)
+        assert e.line is None or e.line >= 1
+        return
+    assert isinstance(r, Parsed)
+    assert list(r.summary.columns) == ["source", "job", "ddir", "metric", "value", "unit"]
+    assert all(isinstance(p, str) for p in problems(r.kind, r.summary, r.series))
 
 
 @st.composite
@@ -37,7 +81,7 @@ def mutated(draw, data: bytes):
             del b[i:]
         elif op == "insert":
             b[i:i] = draw(st.binary(min_size=1, max_size=12) | st.sampled_from(
-                [b"\n", b", ", b"-", b"{", b'"fio version"', b"99999999999999999999", b"nan"]))
+                [b"\n", b", ", b"-", b"{", b'"fio version"', b"99999999999999999999", b"nan", b"\x00"]))
         else:
             start = b.rfind(b"\n", 0, i) + 1
             end = b.find(b"\n", i)
@@ -50,24 +94,27 @@ def mutated(draw, data: bytes):
     return bytes(b)
 
 
-@pytest.mark.parametrize("name", sorted(SEEDS))
-def test_mutations_never_escape(name, tmp_path_factory):
-    data = SEEDS[name].read_bytes()
-    d = tmp_path_factory.mktemp(name)
-    target = d / SEEDS[name].name  # same name, same folder layout (companion lookup included)
+@pytest.mark.parametrize("kind", sorted(SEEDS))
+def test_mutations_never_escape_the_reader(kind, tmp_path_factory):
+    seed, keep = SEEDS[kind]
+    if not seed.is_file():
+        pytest.skip(f"{seed} absent")
+    data, mod = _bytes(seed, keep), _reader(kind)
+    assert mod.sniff(data[:HEAD_BYTES]), f"{kind}: the seed is not claimed by {mod.__name__}"
+    target = tmp_path_factory.mktemp(kind) / seed.name.removesuffix(".gz")  # the name a reader may look at
 
-    @settings(max_examples=EXAMPLES, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(mutated(data))
     def check(blob: bytes):
-        target.write_bytes(blob)
-        try:
-            r = read(target)
-        except IngestError as e:
-            assert e.path == str(target)
-            assert e.line is None or e.line >= 1
-            return
-        assert isinstance(r, Parsed)
-        assert list(r.summary.columns) == ["source", "job", "ddir", "metric", "value", "unit"]
+        parse_directly(mod, target, blob)
 
     check()
+
+
+def test_a_reader_bug_is_caught(tmp_path, monkeypatch):
+    """What made the old test blind: through ``read()`` a parser replaced by ``1 // 0`` passed.  Called
+    directly, the ZeroDivisionError escapes and the check fails."""
+    mod = _reader("rados-bench")
+    monkeypatch.setattr(mod, "parse", lambda path, data: 1 // 0)
+    with pytest.raises(ZeroDivisionError):
+        parse_directly(mod, tmp_path / "x.txt", _bytes(*SEEDS["rados-bench"]))

@@ -19,7 +19,7 @@ def summary_rows():
                 rows.append(("block-x", "fio-json", "bw", ddir, "job", "fio-ext4-write-4k-qd16", sched, str(rep), x))
             rows.append(("rados-x", "rados-bench", "bw", "write", "", "rados-4m-qd256", sched, str(rep), v * 2**20))
             rows.append(("rados-x", "rados-bench", "bw", "read", "", "rados-4m-qd256", sched, str(rep), 2 * v * 2**20))
-    return pd.DataFrame(rows, columns=["campaign", "kind", "metric", "ddir", "job", "scenario", "scheduler", "repeat",
+    return pd.DataFrame(rows, columns=["campaign", "kind", "metric", "ddir", "job", "scenario", "io_scheduler", "repeat",
                                        "value"])
 
 
@@ -27,17 +27,17 @@ def test_block_values_parse_scenarios_and_convert_to_mib_s():
     s = summary_rows()
     f = io.block_values(s, "block-x")
     assert f[["target", "op", "bs", "qd"]].drop_duplicates().values.tolist() == [["ext4", "write", "4k", 16]]
-    assert f.loc[f["scheduler"] == "none", "value"].tolist() == [200.0, 210.0, 220.0]  # read side (0) dropped
+    assert f.loc[f["io_scheduler"] == "none", "value"].tolist() == [200.0, 210.0, 220.0]  # read side (0) dropped
     r = io.block_values(s, "rados-x")
     assert set(r["op"]) == {"write", "read"} and set(r["target"]) == {"bluestore"} and set(r["qd"]) == {256}
-    assert r.loc[(r["op"] == "read") & (r["scheduler"] == "bfq"), "value"].tolist() == [200.0, 220.0, 240.0]
+    assert r.loc[(r["op"] == "read") & (r["io_scheduler"] == "bfq"), "value"].tolist() == [200.0, 220.0, 240.0]
 
 
 def test_workload_verdicts_by_hand():
     v = pd.DataFrame([("c", "t", "write", "4k", 16, s, r, x)
                       for s, xs in (("a", [10, 11, 12]), ("b", [20, 21, 22]), ("c", [10.5, 11.5, 12.5]))
                       for r, x in enumerate(xs, start=1)],
-                     columns=io.WORKLOAD + ["scheduler", "repeat", "value"])
+                     columns=io.WORKLOAD + ["io_scheduler", "repeat", "value"])
     w = io.workload_verdicts(v).iloc[0]
     # within-group SS = 3 · 2 = 6 on 6 d.f.; between: means 11, 21, 11.5 around 14.5 → 3·(12.25+42.25+9) = 190.5
     # on 2 d.f. → F = 95.25 / 1 = 95.25
@@ -59,7 +59,7 @@ def test_figures_label_and_colour_the_seed_way():
     from analysis.stats.compare import seed_colour_table
     v = pd.DataFrame([("c", "t", "write", "4k", 16, s, r, x)
                       for s, xs in (("bfq", [10, 11, 12]), ("none", [20, 21, 22]), ("kyber", [10.5, 11.5, 12.5]))
-                      for r, x in enumerate(xs, start=1)], columns=io.WORKLOAD + ["scheduler", "repeat", "value"])
+                      for r, x in enumerate(xs, start=1)], columns=io.WORKLOAD + ["io_scheduler", "repeat", "value"])
     fig = fi.scatters(v, "c", "write")
     assert fig.get_label() == "iosched-scatter-c-write"
     assert sorted(np.concatenate([l.get_ydata() for l in fig.axes[0].lines if l.get_marker() == "."])) == sorted(v["value"])

@@ -19,7 +19,7 @@ from conftest import ROOT
 
 PILOT = ROOT / "data" / "raw" / "ceph-qos" / "qos-v2-pilot"
 VERDICT = ROOT / "data" / "raw" / "ceph-qos" / "qos-v2" / "pilot.json"
-COLS = ["campaign", "scenario", "arm", "repeat", "scheduler", "profile", "op", "op_start", "op_duration",
+COLS = ["campaign", "scenario", "arm", "repeat", "op_queue", "profile", "op", "op_start", "op_duration",
         "ended_in_client", "op_rate", "client_iops", "queue_per_osd", "queue_max_osd", "cpu_busy", "steal"]
 
 
@@ -73,9 +73,9 @@ def test_arms_that_do_not_differ_are_no_go():
 def test_latest_round_decides_and_baselines_stay_within_their_round(wpq_profile):
     """WPQ has no profile: read from the tables it may be NaN, which must not match another round's WPQ."""
     r1 = facts()
-    r1.loc[r1["scheduler"] == "wpq", "profile"] = wpq_profile
+    r1.loc[r1["op_queue"] == "wpq", "profile"] = wpq_profile
     r2 = facts().assign(campaign="p-r2")
-    r2.loc[r2["scheduler"] == "wpq", "profile"] = wpq_profile
+    r2.loc[r2["op_queue"] == "wpq", "profile"] = wpq_profile
     # round 2: another bring-up, another level; little drop against ITS baselines
     r2.loc[r2["scenario"] == "scrub", "client_iops"] = [1089.0, 880.0]
     r2.loc[r2["scenario"] == "baseline", "client_iops"] = [1100.0, 900.0]

@@ -9,7 +9,7 @@ from analysis.stats.runs import means_table, run_values
 
 
 def summary(rows):
-    cols = ["campaign", "kind", "metric", "ddir", "job", "scenario", "scheduler", "repeat", "value", "started", "plan_order"]
+    cols = ["campaign", "kind", "metric", "ddir", "job", "scenario", "io_scheduler", "repeat", "value", "started", "plan_order"]
     return pd.DataFrame(rows, columns=cols).astype({"repeat": str, "plan_order": object})
 
 
@@ -23,7 +23,7 @@ def test_run_values_sum_jobs_drop_unused_directions_and_take_start_time_as_order
         ("c", "fio-json", "iops", "read", "j1", "w", "none", 2, 7.0, "2026-11-22T17:01:40+0000", None),
         ("other", "fio-json", "bw", "read", "j1", "w", "none", 1, 9.0, "2026-11-22T17:00:00+0000", None),
     ])
-    v = run_values(s, "c", "fio-json", "bw", ["scenario", "scheduler"])
+    v = run_values(s, "c", "fio-json", "bw", ["scenario", "io_scheduler"])
     assert v["test"].tolist() == ["w/none", "w/none"] and v["round"].tolist() == [1, 2]
     assert v["value"].tolist() == [150.0, 120.0]
     t0 = pd.Timestamp("2026-11-22T17:00:00Z").timestamp()
@@ -39,9 +39,9 @@ def test_run_values_fall_back_to_plan_order_and_refuse_mixed_directions():
         ("c", "rados-bench", "bw", "read", "", "r", "wpq", 2, 33.0, None, "17"),
     ])
     with pytest.raises(ValueError, match="several directions"):
-        run_values(s, "c", "rados-bench", "bw", ["scenario", "scheduler"])
-    v = run_values(s, "c", "rados-bench", "bw", ["scenario", "ddir", "scheduler"])
+        run_values(s, "c", "rados-bench", "bw", ["scenario", "io_scheduler"])
+    v = run_values(s, "c", "rados-bench", "bw", ["scenario", "ddir", "io_scheduler"])
     assert v.set_index(["test", "round"])["order"].to_dict() == {
         ("r/read/wpq", 1): 5.0, ("r/read/wpq", 2): 17.0, ("r/write/wpq", 1): 5.0, ("r/write/wpq", 2): 17.0}
-    w = run_values(s, "c", "rados-bench", "bw", ["scenario", "scheduler"], ddir="write")
+    w = run_values(s, "c", "rados-bench", "bw", ["scenario", "io_scheduler"], ddir="write")
     assert w["value"].tolist() == [10.0, 11.0]

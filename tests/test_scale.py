@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.ingest.scale import canonical, ingest_dask, plan_batches, read_dataset
+from analysis.ingest.tables import verify
 from analysis.ingest.walk import ingest, read_tables, write_tables, write_manifest
 
 from conftest import FIXTURES
@@ -51,6 +52,9 @@ def test_dask_tables_equal_the_serial_tables_on_every_fixture_format(tmp_path, c
     parts = sorted(p.relative_to(dask).as_posix() for p in dask.glob("series/*/*"))
     assert "series/campaign=_none/kind=fio-log" in parts and "series/campaign=_none/kind=rados-bench" in parts
     assert not (dask / "series.parquet").exists() and not list(dask.glob(".ingest-*"))
+    rec = verify(dask)["tables"]  # the Dask path records its set as the serial one does, rows from the parts
+    assert rec["series"] == {"layout": "partitioned", "rows": len(a.series)}
+    assert rec["files"]["layout"] == "file" and rec["files"]["rows"] == len(a.files)
 
 
 def test_failures_context_errors_and_manifest_gaps_match_the_serial_path(tmp_path, client):

@@ -48,15 +48,15 @@ def test_cbt_and_run_json_context(tmp_path):
     assert f.loc["results/00000002/id-1a2b3c4d/benchmark_config.yaml", "status"] == "context"
     s = res.summary
     cbt = s[s["source"] == "results/00000002/id-1a2b3c4d/randrw-4k-perio.json"]
-    assert set(cbt["scheduler"].astype(str)) == {"mclock_scheduler"}
+    assert set(cbt["op_queue"].astype(str)) == {"mclock_scheduler"}
     assert set(cbt["profile"].astype(str)) == {"high_client_ops"}
     assert set(cbt["repeat"].astype(str)) == {"2"} and set(cbt["op_size"].astype(str)) == {"4096"}
     assert set(cbt["run"].astype(str)) == {"results/00000002/id-1a2b3c4d"}
     own = s[s["campaign"] == "c1"]
-    assert set(own["scheduler"].astype(str)) == {"wpq"} and set(own["scenario"].astype(str)) == {"baseline"}
+    assert set(own["op_queue"].astype(str)) == {"wpq"} and set(own["scenario"].astype(str)) == {"baseline"}
     # series rows carry the same keys
     ser = res.series
-    assert set(ser["scheduler"].dropna().astype(str)) == {"mclock_scheduler"}
+    assert set(ser["op_queue"].dropna().astype(str)) == {"mclock_scheduler"}
 
 
 def test_run_keys_that_are_numbers_are_typed_and_scheduler_is_taken_apart(tmp_path):
@@ -76,18 +76,21 @@ def test_run_keys_that_are_numbers_are_typed_and_scheduler_is_taken_apart(tmp_pa
     assert str(s["duration_s"].dtype) == "float64" and str(s["op_size"].dtype) == "Int64"
     assert s.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json", "op_size"] == 4096
     assert pd.isna(s.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json", "iodepth"])
-    # one meaning per column: the OSD's op queue and the block layer's IO scheduler
-    got = s[["scheduler", "op_queue", "io_scheduler"]].astype(object).where(s[["scheduler", "op_queue",
-                                                                               "io_scheduler"]].notna(), None)
-    assert got.loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"].tolist() == ["bfq", None, "bfq"]
-    assert got.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json"].tolist() == ["wpq", "wpq", None]
-    assert got.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json"].tolist() == \
-        ["mclock_scheduler", "mclock_scheduler", None]
+    # one meaning per column: the OSD's op queue and the block layer's IO scheduler; run.json's scheduler
+    # (either) is put in the one it means, and no table keeps it
+    for t in (res.summary, res.series, res.files):
+        assert "scheduler" not in t and {"op_queue", "io_scheduler"} <= set(t.columns)
+    got = s[["op_queue", "io_scheduler"]].astype(object).where(s[["op_queue", "io_scheduler"]].notna(), None)
+    assert got.loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"].tolist() == [None, "bfq"]
+    assert got.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json"].tolist() == ["wpq", None]
+    assert got.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json"].tolist() == ["mclock_scheduler", None]
     # a run.json whose repeat is not a number leaves the column as strings, nothing guessed
     (blk / "run.json").write_text(json.dumps({"campaign": "b1", "scheduler": "bfq", "repeat": "r3"}))
     s2 = ingest(root, progress=False).summary
     assert isinstance(s2["repeat"].dtype, pd.CategoricalDtype)
     assert set(s2["repeat"].dropna().astype(str)) == {"1", "2", "r3"}
+
+
 
 
 def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
@@ -136,8 +139,9 @@ def test_cli_lists_bad_files_and_exits_1(tmp_path):
     assert files.loc["broken.json", "status"] == "failed" and files.loc["broken.json", "error_line"] == 4
     assert files.loc["notes.txt", "status"] == "unrecognised"
     assert len(files.loc["broken.json", "sha256"]) == 64
-    # nothing half-written: only the three tables, no temp files
-    assert sorted(p.name for p in out.iterdir()) == ["files.parquet", "series.parquet", "summary.parquet"]
+    # nothing half-written: only the three tables and their record, no temp files
+    assert sorted(p.name for p in out.iterdir()) == ["files.parquet", "series.parquet", "summary.parquet",
+                                                     "tables.json"]
     summary = pd.read_parquet(out / "summary.parquet")
     assert (summary["metric"] == "clat_mean").any()
 

@@ -24,7 +24,7 @@ def scatters(values: pd.DataFrame, campaign: str, op: str, fig_id: str | None = 
     sizes = sorted(v["bs"].unique(), key=BS_ORDER.get)
     qds = sorted(v["qd"].unique())
     targets = list(dict.fromkeys(v["target"]))
-    scheds = [s for s in SCHEDULERS if s in set(v["scheduler"])]
+    scheds = [s for s in SCHEDULERS if s in set(v["io_scheduler"])]
     fig, axes = plt.subplots(len(sizes), len(qds), figsize=(3.2 * len(qds) + 1.5 * len(targets), 2.8 * len(sizes)),
                              squeeze=False)
     w = 0.8 / max(len(scheds), 1)
@@ -33,7 +33,7 @@ def scatters(values: pd.DataFrame, campaign: str, op: str, fig_id: str | None = 
         d = v[(v["bs"] == bs) & (v["qd"] == qd)]
         for k, s in enumerate(scheds):
             for t_i, t in enumerate(targets):
-                x = d.loc[(d["scheduler"] == s) & (d["target"] == t), "value"].to_numpy()
+                x = d.loc[(d["io_scheduler"] == s) & (d["target"] == t), "value"].to_numpy()
                 if not len(x):
                     continue
                 xpos = t_i + (k - (len(scheds) - 1) / 2) * w
@@ -54,13 +54,13 @@ def summary_table(colours: pd.DataFrame, campaign: str, bs: str, fig_id: str | N
     """The seed's summary table for one IO size: rows target × op × concurrency, columns schedulers, cells
     the mean MiB/s coloured by :func:`analysis.stats.compare.seed_colours` (green: highest, distinct from
     the lowest; red: lowest; middle schedulers by which one's ±1σ range they share).  ``colours``:
-    :func:`analysis.stats.compare.seed_colour_table` indexed by (target, op, bs, qd, scheduler)."""
+    :func:`analysis.stats.compare.seed_colour_table` indexed by (target, op, bs, qd, io_scheduler)."""
     t = colours.xs(bs, level="bs").reset_index()
-    scheds = [s for s in SCHEDULERS if s in set(t["scheduler"])]
+    scheds = [s for s in SCHEDULERS if s in set(t["io_scheduler"])]
     rows = t[["target", "op", "qd"]].drop_duplicates().values.tolist()
     text, fill = [], []
     for target, op, qd in rows:
-        r = t[(t["target"] == target) & (t["op"] == op) & (t["qd"] == qd)].set_index("scheduler")
+        r = t[(t["target"] == target) & (t["op"] == op) & (t["qd"] == qd)].set_index("io_scheduler")
         text.append([f"{r.loc[s, 'mean']:.1f}" if s in r.index else "" for s in scheds])
         fill.append([FILL[r.loc[s, "colour"]] if s in r.index else "white" for s in scheds])
     fig, ax = plt.subplots(figsize=(1.3 * len(scheds) + 2.5, 0.28 * len(rows) + 1.0))

@@ -72,18 +72,14 @@ def load(path: str | Path, jobs: int = 1) -> Loaded:
         raise IngestError(p, "no such file or folder: expected a folder of benchmark outputs, an archive, "
                              "one output file, or ingested tables")
     if p.is_dir() and _tables(p):  # the summary alone: the series table is ~100× larger and not needed
-        if (p / "summary").is_dir():
-            from .scale import read_dataset
-            summary = read_dataset(p / "summary")
-        else:
-            summary = pd.read_parquet(p / "summary.parquet")
-        failed = []
-        if (p / "files.parquet").is_file():
-            f = pd.read_parquet(p / "files.parquet", columns=None)
-            if "error" in f:
-                bad = f[f["status"] == "failed"]
-                failed = list(zip(bad["path"], bad["error"]))
-        return Loaded(summary, "tables", failed)
+        from .tables import TableSetError, read
+        try:
+            summary = read(p, "summary")
+            f = read(p, "files", check=False)
+        except TableSetError as e:
+            raise IngestError(p, str(e)) from None
+        bad = f[f["status"] == "failed"] if "error" in f and "status" in f else None
+        return Loaded(summary, "tables", [] if bad is None else list(zip(bad["path"], bad["error"])))
     if p.is_dir():
         return _ingest(p, "raw", jobs)
     with tempfile.TemporaryDirectory(prefix="cephqos-src-") as tmp:

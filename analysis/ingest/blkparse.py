@@ -161,6 +161,11 @@ def parse(path: str | Path, data: bytes) -> Parsed:
         i = int(np.flatnonzero(is_event)[np.flatnonzero(bad)[0]])
         raise IngestError(path, "expected a blkparse event line 'maj,min cpu seq sec.nsec pid action rwbs "
                                 "...' (default format)", line=i + 1)
+    ev_line = np.flatnonzero(is_event)
+    for col in ("maj", "min", "cpu", "seq", "sec", "nsec", "pid"):  # int64 holds 18 digits; blkparse prints fewer
+        if col in ev and (long := (ev[col].str.len() > 18).to_numpy(bool)).any():
+            raise IngestError(path, f"expected a blkparse event line: the {col} field has more than 18 digits",
+                              line=int(ev_line[np.flatnonzero(long)[0]]) + 1)
     # the summary starts at the first block header after the events
     first_block = next((i for i, ln in enumerate(lines) if _BLOCK.match(ln)), None)
     blocks, events, thru, skips = (_summary_blocks(lines, first_block) if first_block is not None
@@ -179,6 +184,10 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     pc = rest.str.match(r"^(?:\d+ )?\(").to_numpy(dtype=bool)  # passthrough: byte count and "(cdb ..)"
     cat = cat | np.where(pc, bt.TC_PC, 0)
     sect = rest.str.extract(_SECT)
+    if (long := (sect["sector"].str.len() > 18).fillna(False).to_numpy(bool)
+            | (sect["nsect"].str.len() > 18).fillna(False).to_numpy(bool)).any():
+        raise IngestError(path, "expected a blkparse event line: a sector or sector count of more than 18 digits",
+                          line=int(np.flatnonzero(is_event)[known][np.flatnonzero(long)[0]]) + 1)
     sector = pd.to_numeric(sect["sector"]).fillna(0).to_numpy(np.int64)
     nsect = pd.to_numeric(sect["nsect"]).fillna(0).to_numpy(np.int64)
     t = ev["sec"].astype(np.int64).to_numpy() * 1_000_000_000 + ev["nsec"].astype(np.int64).to_numpy()

@@ -17,7 +17,7 @@ to the client.  Everything is written below ``out/.ingest-<pid>/`` and moved int
 task has finished: an interrupted run leaves the previous tables as they were.  With an ADDRESS the
 workers must import this package and see ``root`` and ``out`` at the same paths (a shared filesystem).
 
-:func:`read_dataset` reads a table back into pandas; :func:`canonical` puts a table in a canonical
+:func:`analysis.ingest.tables.read_dataset` reads a table back into pandas; :func:`canonical` puts a table in a canonical
 form (rows sorted, categoricals as strings) so the serial and the Dask tables can be compared.
 """
 
@@ -33,12 +33,13 @@ from typing import Any
 
 import pandas as pd
 
+from . import tables as tset
+from .tables import NO_CAMPAIGN, _stringish, read_dataset  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError
-from .walk import (IngestResult, typed_keys, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
+from .walk import (IngestResult, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
                    load_manifest)
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
-NO_CAMPAIGN = "_none"
 
 
 @dataclass
@@ -277,48 +278,16 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
                                                               for r in missing]})], ignore_index=True)
     rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
     files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
+    tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)
     _swap_in(tmp, out, TABLES)
     os.replace(tmp / "files.parquet", out / "files.parquet")
     shutil.rmtree(tmp, ignore_errors=True)
+    tset.commit(out, ["files", *[t for t in TABLES if (out / t).is_dir()]], root)
     return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=n_workers,
                        seconds=time.perf_counter() - t0)
 
 
 # --- reading back ----------------------------------------------------------------------------------
-
-def _stringish(t) -> bool:
-    import pyarrow as pa
-    return pa.types.is_dictionary(t) or pa.types.is_large_string(t) or pa.types.is_string(t)
-
-
-def read_dataset(path: str | Path) -> pd.DataFrame:
-    """A partitioned table (``<table>/campaign=…/kind=…/part-*.parquet``) as one DataFrame: the parts'
-    columns unioned (a key no part of a batch had is null there), ``campaign`` (null for ``_none``) and
-    ``kind`` from the path, string columns as categoricals."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    parts = sorted(path.glob("campaign=*/kind=*/part-*.parquet"))
-    if not parts:
-        if not path.is_dir():
-            raise FileNotFoundError(f"{path}: no such partitioned table")
-        return pd.DataFrame()
-    tables = []
-    for f in parts:
-        t = pq.read_table(f)
-        t = t.cast(pa.schema([pa.field(x.name, pa.string()) if _stringish(x.type) else x for x in t.schema]))
-        camp = f.parent.parent.name.split("=", 1)[1]
-        n = t.num_rows
-        t = t.append_column("campaign", pa.array([None if camp == NO_CAMPAIGN else camp] * n, pa.string()))
-        t = t.append_column("kind", pa.array([f.parent.name.split("=", 1)[1]] * n, pa.string()))
-        tables.append(t)
-    df = pa.concat_tables(tables, promote_options="default").to_pandas()
-    for c in df.columns:
-        if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):
-            df[c] = df[c].astype("category")
-    return typed_keys(df)  # parts without a key promote it to null: Int64 again, as the serial path has it
-
 
 def canonical(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with columns sorted by name, categorical/string/object columns as pandas ``string``,

@@ -3,11 +3,12 @@
 Any layout works.  Run context is attached from the nearest enclosing
 
 * ``run.json`` (written by ``capture/``): its keys, e.g. ``campaign, scenario, scheduler, profile,
-  repeat``, become columns;
+  repeat``, become columns (``scheduler``, which our captures use for either, becomes ``op_queue`` when it
+  names an OSD op queue, else ``io_scheduler``: :func:`scheduler_keys`);
 * ``benchmark_config.yaml`` (CBT archives ``results/<iteration>/id-<hash>/``): the benchmark's
   parameters (``op_size``, ``iodepth``, ``mode``, ``concurrent_ops``, …) become columns, ``iteration``
   becomes ``repeat``, and ``osd_op_queue``/``osd_mclock_profile`` (wherever they appear in the
-  file) become ``scheduler``/``profile``.
+  file) become ``op_queue``/``profile`` (``ceph_settings.out``, what the OSD ran, overrides them).
 
 Outputs: ``files.parquet`` (one row per file: path, sha256, kind, tool version, status, error),
 ``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys), and when block traces are
@@ -25,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -36,9 +38,11 @@ import pandas as pd
 
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, cbt_derived, column, union_str_categoricals
 from .detect import detect, read
+from .keys import FLOAT_KEYS, INT_KEYS, OSD_OP_QUEUES, scheduler_keys, typed_keys  # noqa: F401 (re-exported)
+from .tables import OPTIONAL as OPTIONAL_TABLES
 from .validate import problems
 
-KEY_COLUMNS = ["campaign", "scenario", "arm", "scheduler", "profile", "repeat", "run"]
+KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
 CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 #: what ``capture/`` writes beside the benchmark outputs: run metadata, listed as ``context`` (the
 #: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
@@ -47,7 +51,6 @@ CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yam
                "cbt.yaml.gz", "cbt.log.gz")  # capture.cbt's record: what CBT was given, CBT's own log
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
-OPTIONAL_TABLES = ("blk_requests",)
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
               "osd_ra", "iteration")
@@ -133,7 +136,7 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
         ctx["repeat"] = ctx.pop("iteration")
     q = _find_key(doc, "osd_op_queue")
     if q is not None:
-        ctx["scheduler"] = q
+        ctx["op_queue"] = q
     prof = _find_key(doc, "osd_mclock_profile")
     if prof is not None:
         ctx["profile"] = prof
@@ -168,7 +171,7 @@ def _config_value(v: Any) -> str | None:
 
 
 #: run keys that name folders of the partitioned tables (``scale``: ``campaign=<c>/kind=<k>/``)
-PATH_KEYS = ("campaign", "scenario", "arm", "scheduler", "profile", "repeat")
+PATH_KEYS = ("campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat")
 
 
 def check_keys(ctx: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -235,14 +238,14 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
         ctx["fio_t0_after_spawn_s"] = round(anc["fio_t0_unix"] - anc["fio_spawn_unix"], 3)
     ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
     ctx["context_source"] = "run.json"
-    return check_keys(ctx, path)
+    return check_keys(scheduler_keys(ctx), path)
 
 
 CBT_SETTINGS = "ceph_settings.out"
 
 
 def cbt_settings_context(path: Path) -> dict[str, Any]:
-    """``scheduler`` (``osd_op_queue``) and ``profile`` (``osd_mclock_profile`` under mClock, else None) from CBT's
+    """``op_queue`` (``osd_op_queue``) and ``profile`` (``osd_mclock_profile`` under mClock, else None) from CBT's
     ``ceph_settings.out[.<host>]``: the JSON of ``ceph daemon osd.0 config show`` (cbt/cluster/ceph.py), what
     the OSD ran, so it overrides what ``benchmark_config.yaml`` asked for."""
     try:
@@ -254,7 +257,7 @@ def cbt_settings_context(path: Path) -> dict[str, Any]:
         raise IngestError(path, "expected a JSON object of OSD options (CBT ceph_settings.out)", line=1)
     ctx: dict[str, Any] = {}
     if isinstance(doc.get("osd_op_queue"), str):
-        ctx["scheduler"] = doc["osd_op_queue"]
+        ctx["op_queue"] = doc["osd_op_queue"]
         # a profile means nothing under another queue (Pacific lists osd_mclock_profile under wpq too)
         ctx["profile"] = doc.get("osd_mclock_profile") if doc["osd_op_queue"] == "mclock_scheduler" and \
             isinstance(doc.get("osd_mclock_profile"), str) else None
@@ -360,60 +363,6 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
-#: run keys that are numbers (run.json, CBT's benchmark config, the OSD's effective settings): typed
-#: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
-#: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
-INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
-            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority")
-FLOAT_KEYS = ("duration_s", "osd_restart_s")
-
-
-#: ``osd_op_queue`` values (Ceph 14–18): a run's ``scheduler`` that is one of these is the OSD's op queue,
-#: any other (none, mq-deadline, kyber, bfq, cfq, deadline, noop) a block-layer IO scheduler
-OSD_OP_QUEUES = ("wpq", "mclock_scheduler", "mclock_opclass", "mclock_client", "prioritized", "debug_random")
-
-
-def split_scheduler(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with ``op_queue`` (the OSD's op queue) and ``io_scheduler`` (the block layer's) taken apart
-    from ``scheduler``, which our run.json files and CBT use for either (in place; returned)."""
-    if "scheduler" not in df:
-        return df
-    col = df["scheduler"]
-    if not isinstance(col.dtype, pd.CategoricalDtype):
-        col = col.astype("string").astype("category")
-    codes = col.cat.codes.to_numpy()
-    cats = pd.Index([str(c) for c in col.cat.categories], dtype="str")
-    queue = np.append(cats.isin(OSD_OP_QUEUES), False)[codes]  # code -1 (missing) → last
-    for name, keep in (("op_queue", queue), ("io_scheduler", ~queue & (codes >= 0))):
-        df[name] = pd.Categorical.from_codes(np.where(keep, codes, -1), categories=cats).remove_unused_categories()
-    return df
-
-
-def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its :data:`INT_KEYS` and :data:`FLOAT_KEYS` columns as numbers (in place; returned)."""
-    for c in INT_KEYS + FLOAT_KEYS:
-        if c not in df:
-            continue
-        col = df[c]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            cats = pd.to_numeric(pd.Series(col.cat.categories.astype(object)), errors="coerce").to_numpy(float)
-            if np.isnan(cats).any():
-                continue
-            codes = col.cat.codes.to_numpy()
-            v = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else np.nan, np.nan)
-        else:
-            num = pd.to_numeric(col.astype(object), errors="coerce")
-            if (num.isna() & col.notna()).any():
-                continue
-            v = num.to_numpy(float)
-        mask = np.isnan(v)
-        if c in INT_KEYS and np.array_equal(v[~mask], np.round(v[~mask])):
-            df[c] = pd.arrays.IntegerArray(np.where(mask, 0, v).astype(np.int64), mask)
-        else:
-            df[c] = v
-    return df
-
-
 def _per_file(values: list[Any], fid: np.ndarray) -> pd.Categorical:
     """A per-file label (None = missing) broadcast to rows: categorical over files, codes taken by
     each row's file index."""
@@ -473,7 +422,7 @@ def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str]) 
     for c in KEY_COLUMNS + extra:  # a key no file had: typed as strings, not float NaN
         if len(df[c].cat.categories) == 0:
             df[c] = df[c].astype("string")
-    return typed_keys(split_scheduler(df))
+    return typed_keys(df)
 
 
 def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
@@ -618,14 +567,14 @@ def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
             msg = f"{rel}: listed in {MANIFEST} but missing"
             failed.append((rel, msg))
             file_rows.append({"path": rel, "status": "failed", "error": msg})
-    files = typed_keys(split_scheduler(pd.DataFrame(file_rows)))
+    files = typed_keys(pd.DataFrame(file_rows))
     tables = {}
     reqs = [c.requests for c in chunks if c.requests is not None]
     if reqs:
         t = pd.concat(reqs, ignore_index=True) if len(reqs) > 1 else reqs[0]
         for c in ("kind", "source", "rwbs", "ddir", *[k for k in KEY_COLUMNS if k in t.columns]):
             t[c] = t[c].astype("category")
-        tables["blk_requests"] = typed_keys(split_scheduler(t))
+        tables["blk_requests"] = typed_keys(t)
     ctxs = [x for c in chunks for x in c.ctxs]
     offsets = np.cumsum([0] + [len(c.ctxs) for c in chunks[:-1]]).tolist()
     stacks = {}
@@ -761,17 +710,12 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> Ing
 def read_tables(processed: str | Path) -> IngestResult:
     """The tables :func:`write_tables` (``make data``) or ``scale.ingest_dask`` wrote, as an
     :class:`IngestResult` (``failed`` is rebuilt from the files table's ``failed`` rows).
-    FileNotFoundError names the missing table."""
+    ``tables.TableSetError`` when they are not one ingest's complete set (:func:`.tables.verify`)."""
+    from .tables import OPTIONAL, read, verify
     p = Path(processed)
-
-    def table(n: str) -> pd.DataFrame:  # a partitioned dataset (the Dask path) or one file (serial)
-        if n != "files" and (p / n).is_dir():
-            from .scale import read_dataset
-            return read_dataset(p / n)
-        return pd.read_parquet(p / f"{n}.parquet")
-
-    t = {n: table(n) for n in ("files", "summary", "series")}
-    extra = {n: table(n) for n in OPTIONAL_TABLES if (p / f"{n}.parquet").exists() or (p / n).is_dir()}
+    rec = verify(p)
+    t = {n: read(p, n, check=False) for n in ("files", "summary", "series")}
+    extra = {n: read(p, n, check=False) for n in OPTIONAL if n in rec["tables"]}
     f = t["files"]
     failed = list(zip(f.loc[f["status"] == "failed", "path"], f.loc[f["status"] == "failed", "error"])) \
         if "error" in f else []
@@ -812,9 +756,11 @@ def remove_stale_temps(out: Path) -> list[Path]:
     return gone
 
 
-def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
-    """Write files/summary/series Parquet: all to temp files first, then rename each into place (temp files
-    of killed earlier runs are removed first)."""
+def write_tables(result: IngestResult, out: str | Path, root: str | Path | None = None) -> dict[str, Path]:
+    """Write files/summary/series Parquet as one set: all to temp files first, then ``tables.json`` withdrawn,
+    each table renamed into place, and ``tables.json`` written last (:mod:`.tables`; ``root``: the ingested
+    tree, whose manifest digest it records).  Temp files of killed earlier runs are removed first."""
+    from . import tables as tset
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)
@@ -824,16 +770,19 @@ def write_tables(result: IngestResult, out: str | Path) -> dict[str, Path]:
         for name, df in tables.items():
             tmp = tmps[name] = out / f".{name}.parquet.tmp-{os.getpid()}"  # removed below even if half-written
             df.to_parquet(tmp, index=False, compression="zstd")
+        tset.begin(out)  # from here until commit the folder holds no complete set, and says so
         final = {}
         for name, tmp in tmps.items():
             final[name] = out / f"{name}.parquet"
             os.replace(tmp, final[name])
             if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
-                import shutil
                 shutil.rmtree(out / name)
         for name in OPTIONAL_TABLES:  # a table this data no longer has must not linger from an earlier build
-            if name not in result.tables and (out / f"{name}.parquet").exists():
-                (out / f"{name}.parquet").unlink()
+            if name not in result.tables:
+                (out / f"{name}.parquet").unlink(missing_ok=True)
+                if (out / name).is_dir():  # the Dask path's copy of it
+                    shutil.rmtree(out / name)
+        tset.commit(out, list(tables), root)
         return final
     finally:
         for tmp in tmps.values():

@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..ingest.walk import OSD_OP_QUEUES
 from .consistency import ALPHA, _n_per_arm, holm
 
 HIGHER_BETTER = ("1/s", "B/s")
@@ -195,12 +194,11 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
 
 def osd_qos(summary: pd.DataFrame) -> pd.Series:
     """The OSD's QoS setting in one word per row: the mClock profile under ``mclock_scheduler`` (``profile``),
-    else the op queue (``wpq``); NA where ``scheduler`` names no OSD op queue (a block-layer IO scheduler)."""
+    else the op queue (``wpq``); NA where the row has no ``op_queue`` (a block-layer IO scheduler's run)."""
     na = pd.Series(pd.NA, index=summary.index, dtype="string")
-    q = summary["scheduler"].astype("string") if "scheduler" in summary else na
+    q = summary["op_queue"].astype("string") if "op_queue" in summary else na
     prof = summary["profile"].astype("string") if "profile" in summary else na
-    out = q.where(q.isin(OSD_OP_QUEUES).fillna(False).astype(bool))
-    return out.mask(((q == "mclock_scheduler").fillna(False) & prof.notna()).astype(bool), prof)
+    return q.mask(((q == "mclock_scheduler").fillna(False) & prof.notna()).astype(bool), prof)
 
 
 def run_set(summary: pd.DataFrame) -> pd.Series:
@@ -280,7 +278,9 @@ def split(summary: pd.DataFrame, by: str, old: str | None = None, new: str | Non
     """One table split in two by the values of column ``by``: (old rows, new rows, old value, new value).
     Without ``old``/``new`` the column must have exactly two values (old: the first in sorted order)."""
     if by not in summary:
-        raise CompareError(f"the data has no column {by!r} to split by "
+        hint = " (scheduler is two columns: op_queue, the OSD's; io_scheduler, the block layer's)" \
+            if by == "scheduler" else ""
+        raise CompareError(f"the data has no column {by!r} to split by{hint} "
                            f"(columns: {', '.join(c for c in summary.columns if c not in ('value',))})")
     col = summary[by].astype("string")
     values = sorted(col.dropna().unique())

@@ -156,7 +156,7 @@ def per_second_percentiles(proc: str | Path, metric: str = "clat",
     return _plain(_run(con, sql, params), keys=keys[:3], ints=["second", "count"])
 
 
-def cell_stats(proc: str | Path, metric: str, by: Sequence[str] = ("campaign", "scenario", "scheduler"),
+def cell_stats(proc: str | Path, metric: str, by: Sequence[str] = ("campaign", "scenario", "op_queue", "io_scheduler"),
                kind: str | None = None, where: Mapping[str, Any] | None = None,
                con: duckdb.DuckDBPyConnection | None = None) -> pd.DataFrame:
     """Per cell ``by`` over the summary rows of ``metric`` (one value per run: a source and ddir):

@@ -16,7 +16,7 @@ from ..labels import str_eq
 
 RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
 #: tuned values carried as run keys by ``analysis.ingest.walk.TUNED_KEYS`` (and what else a run says)
-RUN_FACTS = ["scheduler", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
+RUN_FACTS = ["op_queue", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
              "background_unfinished", "redone"]
 DURATIONS = ["scrub_duration", "snaptrim_duration", "recovery_duration"]
 #: scenario → the operation it is about (its window defines "during"); the timeline's metric prefix

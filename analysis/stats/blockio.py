@@ -54,7 +54,7 @@ SECTOR_B = 512
 MIB = float(1 << 20)
 STREAM = ["source", "dev"]
 #: run keys carried from ``blk_requests`` into every stream table
-RUN_KEYS = ["campaign", "scenario", "scheduler", "repeat", "run", "target", "rw", "bs"]
+RUN_KEYS = ["campaign", "scenario", "io_scheduler", "repeat", "run", "target", "rw", "bs"]
 _REQ_COLS = ["dev", "sector", "nbytes", "rwbs", "ddir", "n_bios", "q_ns", "d_ns", "c_ns", "q2c_ns", "d2c_ns",
              "source", *RUN_KEYS, "trace_dev_data", "trace_dev_db"]
 
@@ -63,14 +63,15 @@ _REQ_COLS = ["dev", "sector", "nbytes", "rwbs", "ddir", "n_bios", "q_ns", "d_ns"
 
 def load_tables(data_dir: str | Path, processed_dir: str | Path,
                 names: Sequence[str] = ("blk_requests", "series", "files")) -> dict[str, pd.DataFrame]:
-    """``processed_dir/<name>.parquet`` for each name (from ``make data``); if any is missing, ``data_dir``
-    is ingested once in memory instead (as :mod:`analysis.stats.runs` does)."""
-    p = Path(processed_dir)
-    if all((p / f"{n}.parquet").is_file() for n in names):
-        return {n: pd.read_parquet(p / f"{n}.parquet") for n in names}
-    from analysis.ingest.walk import ingest
-    res = ingest(data_dir, progress=False)
-    return {n: res.tables[n] if n in res.tables else getattr(res, n) for n in names}
+    """Each table of ``names`` from the set in ``processed_dir`` (``make data`` builds it from ``data_dir``):
+    ``analysis.ingest.tables.TableSetError`` when the set is missing or incomplete, FileNotFoundError when
+    it has no such table (no block traces in the data)."""
+    from analysis.ingest.tables import TableSetError, read, verify
+    try:
+        verify(processed_dir)
+    except TableSetError as e:  # never a silent re-read of the raw data: say what builds the tables
+        raise TableSetError(f"{e} (DATA={data_dir})") from None
+    return {n: read(processed_dir, n, check=False) for n in names}
 
 
 def devno(dev: np.ndarray | pd.Series) -> np.ndarray:
@@ -600,7 +601,7 @@ def busy_vs_util(idle: pd.DataFrame, win: pd.DataFrame, res: pd.DataFrame) -> pd
     """Each traced stream's busy share from the trace (``busy_ns / span_ns``) next to the /proc/diskstats
     %util (ratio) of the same device over the trace window (``res``: :func:`resource_table` on the trace
     windows, columns ``util_data``, ``util_db``, ``util_device``); ``diff`` = util − busy."""
-    d = idle.merge(win[[*STREAM, "run", "phase", "role", "campaign", "scenario", "scheduler"]], on=STREAM)
+    d = idle.merge(win[[*STREAM, "run", "phase", "role", "campaign", "scenario", "io_scheduler"]], on=STREAM)
     u = res.melt(id_vars=["run", "phase"], value_vars=["util_data", "util_db", "util_device"],
                  var_name="role", value_name="util").dropna(subset=["util"])
     u["role"] = u["role"].str.replace("util_", "", regex=False)

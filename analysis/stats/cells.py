@@ -16,12 +16,12 @@ from scipy import stats
 
 from ..labels import str_eq, str_isin
 
-CELL = ["scenario", "scheduler"]
+CELL = ["scenario", "io_scheduler"]
 
 
 def cell_values(summary: pd.DataFrame, campaign: str, kind: str, metric: str,
                 ddir: str | Sequence[str] | None = None, job: str | None = None) -> pd.DataFrame:
-    """One value per run: ``campaign, scenario, scheduler, ddir, repeat, value`` for ``metric`` of the
+    """One value per run: ``campaign, scenario, io_scheduler, ddir, repeat, value`` for ``metric`` of the
     files of ``kind`` (e.g. ``fio-json`` ``bw``, ``radosbench`` ``bw``).  A run with several jobs of
     that kind and direction is summed (fio jobs of one run; one job per run in the capture campaigns)."""
     s = summary[str_eq(summary["campaign"], campaign) & str_eq(summary["kind"], kind)
@@ -30,14 +30,14 @@ def cell_values(summary: pd.DataFrame, campaign: str, kind: str, metric: str,
         s = s[str_isin(s["ddir"], [ddir] if isinstance(ddir, str) else list(ddir))]
     if job is not None:
         s = s[str_eq(s["job"], job)]
-    keys = ["campaign", "scenario", "scheduler", "ddir", "repeat"]
+    keys = ["campaign", "scenario", "io_scheduler", "ddir", "repeat"]
     out = (s.assign(**{k: s[k].astype(str) for k in keys if k != "repeat"})
            .groupby(keys, observed=True, sort=True)["value"].sum().reset_index())
     out["repeat"] = pd.to_numeric(out["repeat"]).astype("int64")
     return out
 
 
-def cell_spread(values: pd.DataFrame, by: Sequence[str] = ("scenario", "ddir", "scheduler")) -> pd.DataFrame:
+def cell_spread(values: pd.DataFrame, by: Sequence[str] = ("scenario", "ddir", "io_scheduler")) -> pd.DataFrame:
     """Per cell: ``n`` repeats, ``median``, ``mean``, ``std`` (ddof 1), ``cv`` = std/mean, ``min``,
     ``max`` and ``range_rel`` = (max − min)/median."""
     g = values.groupby(list(by), observed=True, sort=True)["value"]
@@ -49,7 +49,7 @@ def cell_spread(values: pd.DataFrame, by: Sequence[str] = ("scenario", "ddir", "
 
 
 def scheduler_effect(values: pd.DataFrame, by: Sequence[str] = ("scenario", "ddir"),
-                     group: str = "scheduler", min_n: int = 3) -> pd.DataFrame:
+                     group: str = "io_scheduler", min_n: int = 3) -> pd.DataFrame:
     """Per workload: Kruskal–Wallis H and p over the schedulers' repeats (each group needs ``min_n``
     values, else NaN), the scheduler with the highest and the lowest median, and ``best_over_worst`` =
     the ratio of those medians (higher is better: bandwidth, IOPS)."""

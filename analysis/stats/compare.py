@@ -41,7 +41,7 @@ def seed_colours(mean: pd.Series, std: pd.Series) -> pd.Series:
 
 
 def seed_colour_table(values: pd.DataFrame, by: Sequence[str] = ("scenario", "ddir"),
-                      group: str = "scheduler", ddof: int = 1) -> pd.DataFrame:
+                      group: str = "io_scheduler", ddof: int = 1) -> pd.DataFrame:
     """Per workload (``by``) and scheduler: ``n``, ``mean``, ``std`` (``ddof``) of ``value`` over the
     repeats and the seed's ``colour``.  A workload where some scheduler has fewer than 2 repeats (no
     std) is left uncoloured."""

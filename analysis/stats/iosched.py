@@ -28,7 +28,7 @@ BS_ORDER = {"4k": 0, "128k": 1, "4m": 2}
 
 
 def block_values(summary: pd.DataFrame, campaign: str) -> pd.DataFrame:
-    """One row per run: ``campaign, target, op, bs, qd, scheduler, repeat, value`` (MiB/s).
+    """One row per run: ``campaign, target, op, bs, qd, io_scheduler, repeat, value`` (MiB/s).
 
     fio scenarios are named ``fio-<target>-<rw>-<bs>-qd<N>``, rados bench ones ``rados-<bs>-qd<N>`` (both
     phases in one run: ``ddir`` write / read).  fio's unused direction (zero) is dropped."""
@@ -43,7 +43,7 @@ def block_values(summary: pd.DataFrame, campaign: str) -> pd.DataFrame:
     v["bs"] = parts.str[-2]
     v["qd"] = parts.str[-1].str.removeprefix("qd").astype(int)
     v["value"] = v["value"] / 2**20
-    return v[WORKLOAD + ["scheduler", "repeat", "value"]].sort_values(WORKLOAD + ["scheduler", "repeat"],
+    return v[WORKLOAD + ["io_scheduler", "repeat", "value"]].sort_values(WORKLOAD + ["io_scheduler", "repeat"],
                                                                        key=_order).reset_index(drop=True)
 
 
@@ -63,7 +63,7 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
     fewest repeats any scheduler has."""
     rows = []
     for key, d in values.groupby(list(by), sort=False, observed=True):
-        groups = {k: g["value"].to_numpy(float) for k, g in d.groupby("scheduler", sort=True, observed=True)}
+        groups = {k: g["value"].to_numpy(float) for k, g in d.groupby("io_scheduler", sort=True, observed=True)}
         means = pd.Series({k: x.mean() for k, x in groups.items()})
         cvs = pd.Series({k: x.std(ddof=1) / x.mean() for k, x in groups.items() if len(x) > 1})
         ok = len(groups) >= 2 and min(len(x) for x in groups.values()) >= 2
@@ -72,7 +72,7 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
         # post-hoc only where the omnibus test rejects (Tukey's p-values integrate the studentized range:
         # ~0.15 s per workload)
         rejects = an is not None and an.pvalue < alpha
-        ph = posthoc(d.assign(test="w", round=d["scheduler"]), group="round", alpha=alpha) if rejects else pd.DataFrame()
+        ph = posthoc(d.assign(test="w", round=d["io_scheduler"]), group="round", alpha=alpha) if rejects else pd.DataFrame()
         pairs = []
         for r in ph[ph["reject"].astype(bool)].itertuples(index=False) if len(ph) else []:
             lo, hi = (r.group1, r.group2) if r.stat > 0 else (r.group2, r.group1)

@@ -91,10 +91,10 @@ def _keyed(df: pd.DataFrame) -> pd.DataFrame:
 
 def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
               warmup_s: float = 10.0) -> pd.DataFrame:
-    """One row per run: the facts the gate reads (module docstring), plus ``scheduler``/``profile``."""
+    """One row per run: the facts the gate reads (module docstring), plus ``op_queue``/``profile``."""
     s = _keyed(summary.dropna(subset=RUN_KEYS))
     se = _keyed(series.dropna(subset=RUN_KEYS))
-    runs = s[RUN_KEYS + [c for c in ("scheduler", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
+    runs = s[RUN_KEYS + [c for c in ("op_queue", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
     runs = runs.fillna("").replace({"nan": "", "<NA>": "", "None": ""})
     # clocks: sysutil offset onto the timeline's t = 0
     tl0 = _t0(files, "ceph-pg-timeline").rename(columns={"t0": "tl_t0"})
@@ -168,7 +168,7 @@ def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
     the same campaign (pilot round)."""
     b = facts[facts["scenario"] == baseline]
     # a missing profile (WPQ) must be a key of its own, never NaN: NaN keys would all match the first
-    key = lambda d: (d["campaign"].astype(str) + "|" + d["scheduler"].fillna("").astype(str) + "|"
+    key = lambda d: (d["campaign"].astype(str) + "|" + d["op_queue"].fillna("").astype(str) + "|"
                      + d["profile"].fillna("").astype(str))
     ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
     ref = ref[~ref.index.duplicated()]

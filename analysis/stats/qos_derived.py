@@ -77,7 +77,7 @@ def clat_during(series: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
 
 def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | None = None,
                 windows: bool = False) -> pd.DataFrame:
-    """Long table, one row per (run, metric): ``campaign, scenario, arm, repeat, scheduler, profile,
+    """Long table, one row per (run, metric): ``campaign, scenario, arm, repeat, op_queue, profile,
     metric, value, unit`` with every metric of the module docstring that the run has (``client_iops_op``
     and ``client_iops_pre`` only with ``windows``: the claims table's within-run client drop)."""
     if campaign is not None:
@@ -85,7 +85,7 @@ def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | Non
         series = series[str_eq(series["campaign"], campaign)]
     runs = run_table(summary)
     keys = [k for k in RUN_KEYS if k in runs]
-    wide = runs[keys + ["scheduler", "profile", "iops", "clat_mean_ms"]].rename(
+    wide = runs[keys + ["op_queue", "profile", "iops", "clat_mean_ms"]].rename(
         columns={"iops": "client_iops", "clat_mean_ms": "clat_mean"})
     tl = summary[str_eq(summary["kind"], "ceph-pg-timeline") & summary["metric"].isin(list(TIMELINE))]
     if not tl.empty:
@@ -122,7 +122,7 @@ def run_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str | Non
         d = d.astype({k: str for k in keys[:-1]})
         d["repeat"] = pd.to_numeric(d["repeat"]).astype("int64")
         wide = wide.merge(d, on=keys, how="left")
-    long = wide.melt(id_vars=keys + ["scheduler", "profile"], var_name="metric", value_name="value")
+    long = wide.melt(id_vars=keys + ["op_queue", "profile"], var_name="metric", value_name="value")
     long = long.dropna(subset=["value"])
     long["unit"] = long["metric"].map(UNITS)
     long["profile"] = long["profile"].fillna("").astype(str).replace({"<NA>": "", "nan": ""})

@@ -12,24 +12,25 @@ from .consistency import as_rounds
 
 
 def _load(table: str, data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
-    p = Path(processed_dir) / f"{table}.parquet"
-    if p.is_file():
-        return pd.read_parquet(p)
-    from analysis.ingest.walk import ingest
-    return getattr(ingest(data_dir, progress=False), table)
+    from analysis.ingest.tables import TableSetError, read
+    try:
+        return read(processed_dir, table)
+    except TableSetError as e:  # never a silent re-read of the raw data: say what builds the tables
+        raise TableSetError(f"{e} (DATA={data_dir})") from None
 
 
 def load_series(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
-    """``processed_dir/series.parquet`` (from ``make data``) if it exists, else ``data_dir`` ingested in memory."""
+    """The series table of the set in ``processed_dir`` (``make data`` builds it from ``data_dir``);
+    ``analysis.ingest.tables.TableSetError`` naming the command when it is missing or incomplete."""
     return _load("series", data_dir, processed_dir)
 
 
 def load_summary(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
-    """``processed_dir/summary.parquet`` (from ``make data``) if it exists, else ``data_dir`` ingested in memory."""
+    """The summary table of the set in ``processed_dir``, as :func:`load_series`."""
     return _load("summary", data_dir, processed_dir)
 
 
-def measured_rounds(series: pd.DataFrame, metric: str, test: Sequence[str] = ("scheduler",),
+def measured_rounds(series: pd.DataFrame, metric: str, test: Sequence[str] = ("io_scheduler",),
                     round: str = "repeat", ddir: str | None = "read", campaign: str | None = None,
                     kind: str | None = None, t_min: float | None = None) -> pd.DataFrame:
     """One metric's windowed series (one unit, as stored) as rounds: ``test`` = the run keys joined by

@@ -1,0 +1,58 @@
+"""Run keys: one meaning per column and numbers as numbers, for every table an ingest writes.
+
+Used by the run-context readers (``walk``) and by the table readers (``tables``), which must not depend on
+each other's internals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: run keys that are numbers (run.json, CBT's benchmark config, the OSD's effective settings): typed
+#: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
+#: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
+INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
+            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority")
+FLOAT_KEYS = ("duration_s", "osd_restart_s")
+
+
+#: ``osd_op_queue`` values (Ceph 14–18): a run's ``scheduler`` that is one of these is the OSD's op queue,
+#: any other (none, mq-deadline, kyber, bfq, cfq, deadline, noop) a block-layer IO scheduler
+OSD_OP_QUEUES = ("wpq", "mclock_scheduler", "mclock_opclass", "mclock_client", "prioritized", "debug_random")
+
+
+def scheduler_keys(ctx: dict[str, Any]) -> dict[str, Any]:
+    """``ctx`` with a ``scheduler`` key (our run.json files use it for either meaning) moved to ``op_queue``
+    (one of :data:`OSD_OP_QUEUES`) or ``io_scheduler`` (anything else): one meaning per column (in place)."""
+    v = ctx.pop("scheduler", None)
+    if v is not None:
+        ctx["op_queue" if str(v) in OSD_OP_QUEUES else "io_scheduler"] = v
+    return ctx
+
+
+def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its :data:`INT_KEYS` and :data:`FLOAT_KEYS` columns as numbers (in place; returned)."""
+    for c in INT_KEYS + FLOAT_KEYS:
+        if c not in df:
+            continue
+        col = df[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            cats = pd.to_numeric(pd.Series(col.cat.categories.astype(object)), errors="coerce").to_numpy(float)
+            if np.isnan(cats).any():
+                continue
+            codes = col.cat.codes.to_numpy()
+            v = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else np.nan, np.nan)
+        else:
+            num = pd.to_numeric(col.astype(object), errors="coerce")
+            if (num.isna() & col.notna()).any():
+                continue
+            v = num.to_numpy(float)
+        mask = np.isnan(v)
+        if c in INT_KEYS and np.array_equal(v[~mask], np.round(v[~mask])):
+            df[c] = pd.arrays.IntegerArray(np.where(mask, 0, v).astype(np.int64), mask)
+        else:
+            df[c] = v
+    return df

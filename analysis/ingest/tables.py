@@ -1,0 +1,188 @@
+"""One ingest's tables are one set: ``tables.json`` says which tables it wrote and what each holds.
+
+An ingest (``python -m analysis ingest``, serial or ``--dask``) removes ``tables.json`` before it replaces
+any table and writes it, atomically, only after every table is in place: the commit record of the set.
+It holds, per table, the layout (``file``: ``<name>.parquet``; ``partitioned``: ``<name>/campaign=…/
+kind=…/part-*.parquet``), the row count and, for a single file, its size in bytes; plus the SHA-256 of
+the ingested tree's ``MANIFEST.sha256`` (null without one), a digest of the ingest code and the time.
+
+:func:`verify` is what every reader of processed tables calls first: it refuses, naming the table and
+what differs, a folder whose tables disagree with its ``tables.json`` (an ingest killed between two
+renames leaves new ``files`` beside old ``summary``: no ``tables.json`` then) and a folder of tables
+without one (written by an interrupted ingest, or by a version before this record).  Counts come from the
+Parquet footers, not the data: a check costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .keys import typed_keys
+
+RECORD = "tables.json"
+#: the tables every ingest writes (``blk_requests`` only when block traces are present)
+REQUIRED = ("files", "summary", "series")
+OPTIONAL = ("blk_requests",)
+#: the ``campaign=`` folder of rows without a campaign in the partitioned layout
+NO_CAMPAIGN = "_none"
+
+
+class TableSetError(Exception):
+    """A folder of processed tables that is not one complete ingest's set; the message names the folder, the
+    table and what differs, and how to rebuild it."""
+
+
+def _code_digest() -> str:
+    """SHA-256 (12 hex) over the ingest package's sources: which reader code wrote a set."""
+    h = hashlib.sha256()
+    for p in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _manifest_digest(root: str | Path | None) -> str | None:
+    if root is None:
+        return None
+    p = Path(root) / "MANIFEST.sha256"
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+
+
+def layout(out: Path, name: str) -> str | None:
+    """``file``, ``partitioned`` or None (absent) for table ``name`` in ``out``."""
+    if (out / f"{name}.parquet").is_file():
+        return "file"
+    return "partitioned" if (out / name).is_dir() else None
+
+
+def _parts(out: Path, name: str) -> list[Path]:
+    return sorted((out / name).glob("campaign=*/kind=*/part-*.parquet"))
+
+
+def measure(out: str | Path, name: str) -> dict[str, Any]:
+    """What table ``name`` in ``out`` holds, from the Parquet footers: ``layout``, ``rows`` and, for a
+    single file, ``bytes``.  FileNotFoundError when absent."""
+    import pyarrow.parquet as pq
+    out = Path(out)
+    kind = layout(out, name)
+    if kind is None:
+        raise FileNotFoundError(out / f"{name}.parquet")
+    if kind == "file":
+        p = out / f"{name}.parquet"
+        return {"layout": kind, "rows": pq.read_metadata(p).num_rows, "bytes": p.stat().st_size}
+    return {"layout": kind, "rows": sum(pq.read_metadata(p).num_rows for p in _parts(out, name))}
+
+
+def begin(out: str | Path) -> None:
+    """Before an ingest replaces any table in ``out``: withdraw the record, so a set left half-replaced is
+    never taken for a complete one."""
+    (Path(out) / RECORD).unlink(missing_ok=True)
+
+
+def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path | None = None) -> dict[str, Any]:
+    """After every table of the set is in place: write ``out/tables.json`` (temp file, then rename) from what
+    the tables on disk hold, and return it."""
+    out = Path(out)
+    rec = {"written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "code": _code_digest(), "manifest_sha256": _manifest_digest(root),
+           "source": None if root is None else str(Path(root).resolve()),
+           "tables": {n: measure(out, n) for n in names}}
+    tmp = out / f".{RECORD}.tmp-{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps(rec, indent=1) + "\n")
+        os.replace(tmp, out / RECORD)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return rec
+
+
+def verify(out: str | Path) -> dict[str, Any]:
+    """``out``'s record when every table it lists is there with its recorded layout, rows (and bytes) and no
+    other table of an ingest lies beside them; else TableSetError saying what differs."""
+    out = Path(out)
+    rebuild = f"rebuild it: `make data PROC={out}` or `python -m analysis ingest DATA --out {out}`"
+    rp = out / RECORD
+    if not rp.is_file():
+        have = [n for n in (*REQUIRED, *OPTIONAL) if layout(out, n)]
+        if not have:
+            raise TableSetError(f"{out}: no processed tables ({rebuild})")
+        raise TableSetError(f"{out}: {', '.join(have)} but no {RECORD}: not one complete ingest's set (an ingest "
+                            f"stopped while replacing them, or tables written before {RECORD} existed); {rebuild}")
+    try:
+        rec = json.loads(rp.read_text())
+        listed = rec["tables"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as e:
+        raise TableSetError(f"{rp}: expected the JSON record of an ingest ({e}); {rebuild}") from None
+    for name, want in listed.items():
+        try:
+            got = measure(out, name)
+        except FileNotFoundError:
+            raise TableSetError(f"{out}: {RECORD} lists table {name!r} but it is missing; {rebuild}") from None
+        for k in ("layout", "rows", "bytes"):
+            if k in want and got.get(k) != want[k]:
+                raise TableSetError(f"{out}: table {name!r} has {k} {got.get(k)}, {RECORD} says {want[k]} "
+                                    f"(replaced after the ingest that wrote the set); {rebuild}")
+    extra = [n for n in (*REQUIRED, *OPTIONAL) if n not in listed and layout(out, n)]
+    if extra:
+        raise TableSetError(f"{out}: {', '.join(extra)} beside a set that does not list it; {rebuild}")
+    return rec
+
+
+def read(out: str | Path, name: str, columns: list[str] | None = None, check: bool = True):
+    """Table ``name`` of the set in ``out`` as a DataFrame, either layout (``columns``: only those), after
+    :func:`verify` (``check``).  TableSetError when the set is incomplete, FileNotFoundError naming ``make data`` when the set lacks it."""
+    out = Path(out)
+    if check:
+        verify(out)
+    kind = layout(out, name)
+    if kind is None:
+        raise FileNotFoundError(f"{out}: no table {name!r} in this set (`make data` writes it when the data "
+                                f"has its source{': block traces' if name == 'blk_requests' else ''})")
+    if kind == "file":
+        df = pd.read_parquet(out / f"{name}.parquet", columns=columns)
+    else:
+        df = read_dataset(out / name)
+        if columns is not None:
+            df = df[[c for c in columns if c in df]]
+    return df
+
+
+def _stringish(t) -> bool:
+    import pyarrow as pa
+    return pa.types.is_dictionary(t) or pa.types.is_large_string(t) or pa.types.is_string(t)
+
+
+def read_dataset(path: str | Path) -> pd.DataFrame:
+    """A partitioned table (``<table>/campaign=…/kind=…/part-*.parquet``) as one DataFrame: the parts'
+    columns unioned (a key no part of a batch had is null there), ``campaign`` (null for ``_none``) and
+    ``kind`` from the path, string columns as categoricals."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    parts = sorted(path.glob("campaign=*/kind=*/part-*.parquet"))
+    if not parts:
+        if not path.is_dir():
+            raise FileNotFoundError(f"{path}: no such partitioned table")
+        return pd.DataFrame()
+    tables = []
+    for f in parts:
+        t = pq.read_table(f)
+        t = t.cast(pa.schema([pa.field(x.name, pa.string()) if _stringish(x.type) else x for x in t.schema]))
+        camp = f.parent.parent.name.split("=", 1)[1]
+        n = t.num_rows
+        t = t.append_column("campaign", pa.array([None if camp == NO_CAMPAIGN else camp] * n, pa.string()))
+        t = t.append_column("kind", pa.array([f.parent.name.split("=", 1)[1]] * n, pa.string()))
+        tables.append(t)
+    df = pa.concat_tables(tables, promote_options="default").to_pandas()
+    for c in df.columns:
+        if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):
+            df[c] = df[c].astype("category")
+    return typed_keys(df)  # parts without a key promote it to null: Int64 again, as the serial path has it
