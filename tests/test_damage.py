@@ -1,7 +1,7 @@
 """The damage corpus (``tests/damage_corpus.py``): every damaged real file ends failed or partial, or ok with
 exactly the undamaged file's values — never ok with changed values.
 
-:data:`KNOWN_GAPS` are the cases the readers still accept with changed values (measured 2026-11-26: 14 of
+:data:`KNOWN_GAPS` are the cases the readers still accept with changed values (measured 2026-11-26: 12 of
 77; issue 26 stays open on them).  They are strict xfails: a gap that gets fixed fails this test until it
 is taken off the list, and a new gap fails as any other case."""
 
@@ -13,13 +13,11 @@ import damage_corpus as dc
 
 
 #: (kind, damage) still accepted with changed values: btt has no value rules yet; a truncated blkparse text
-#: ends on a whole event line; a blktrace appended to itself keeps per-CPU order; sysutil/timeline values
-#: read as numbers where a word or 1e300 stands
+#: ends on a whole event line; a blktrace appended to itself keeps per-CPU order; 1e300 in a PG timeline
 KNOWN_GAPS = {("btt", d) for d in ("truncate-30", "truncate-60", "concatenated", "number-as-word",
                                    "number-with-unit", "sign-flipped", "number-huge")} | {
     ("blkparse", "truncate-60"), ("blkparse", "truncate-95"), ("blktrace", "concatenated"),
-    ("rados-bench", "nul_byte"), ("ceph-pg-timeline", "number-huge"), ("sysutil", "number-as-word"),
-    ("sysutil", "number-huge")}
+    ("rados-bench", "nul_byte"), ("ceph-pg-timeline", "number-huge")}
 
 
 @pytest.fixture(scope="module")

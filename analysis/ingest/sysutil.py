@@ -49,6 +49,22 @@ def sniff(head: bytes) -> bool:
     return _SNIFF.match(head) is not None
 
 
+#: no sample SysMon writes comes near this (bytes per 1 s interval, memory in B, load, fractions, counts)
+_MAX = 1e15
+
+
+def _bad_leaf(obj: Any, prefix: str) -> str | None:
+    """The first value of a sample that is not a JSON number or null, or whose magnitude is at least
+    :data:`_MAX`, as ``"key.sub = value"``; None when all are."""
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            if (bad := _bad_leaf(v, f"{prefix}{k}.")) is not None:
+                return bad
+        elif v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) < _MAX):
+            return f"{prefix}{k} = {json.dumps(v)[:40]}"
+    return None
+
+
 def _records(path: Path, data: bytes) -> tuple[list[dict[str, Any]], bool]:
     text = data.decode("utf-8", errors="strict") if isinstance(data, bytes) else data
     lines = text.split("\n")
@@ -68,6 +84,10 @@ def _records(path: Path, data: bytes) -> tuple[list[dict[str, Any]], bool]:
         if not isinstance(obj, dict) or not isinstance(obj.get("t"), (int, float)) \
                 or isinstance(obj.get("t"), bool) or not isinstance(obj.get("cpu"), dict):
             raise IngestError(path, _EXPECT, line=i + 1)
+        bad = _bad_leaf(obj, "")
+        if bad:
+            raise IngestError(path, f"{bad}: expected a number (or null) below {_MAX:.0e}, as SysMon writes "
+                                    "every sample", line=i + 1)
         if recs and obj["t"] < recs[-1]["t"] - 1.0:
             raise IngestError(path, f"time goes back: t={obj['t']} after t={recs[-1]['t']} "
                                     "(expected one file per run, lines in time order)", line=i + 1)
