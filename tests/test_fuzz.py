@@ -16,23 +16,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from analysis.ingest import IngestError, Parsed
 from analysis.ingest.detect import HEAD_BYTES, _modules
 from analysis.ingest.validate import problems
-from conftest import CORPUS, FIXTURES, ROOT
+import damage_corpus as dc
+from conftest import CORPUS
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
-SYSUTIL = ROOT / "data" / "raw" / "ceph-qos" / "qos-v2" / "snaptrim_recovery" / "balanced" / "rep-01" / "sysutil.jsonl.gz"
-BLK = FIXTURES / "blktrace" / "ftrace-loop-mq-deadline-4k-write"
-#: kind → (seed file, bytes of it kept: the head of a large file, so 1000 examples stay fast)
+#: the damage corpus's real files, one per format (tests/damage_corpus.py), the large ones cut to their head so
+#: 1000 examples stay fast
 SEEDS: dict[str, tuple[Path, int | None]] = {
-    "fio-json": (FIXTURES / "fio" / "randrw-4k-perio" / "randrw-4k-perio.json", None),
-    "fio-log": (FIXTURES / "fio" / "randwrite-4k-2jobs-offset" / "twojobs_clat.1.log", None),
-    "fio-hist-log": (FIXTURES / "fio" / "randread-4k-windowed" / "win_clat_hist.1.log", None),
-    "rados-bench": (FIXTURES / "rados_bench" / "ceph-16.2.15_write_4k_t4_22s_cleanup.txt", None),
-    "ceph-pg-timeline": (FIXTURES / "ceph_timeline" / "scrub-snaptrim-recovery.jsonl", None),
-    "blktrace": (BLK.with_name(BLK.name + ".blktrace.gz"), 48 << 10),   # binary blk_io_trace records
-    "blkparse": (CORPUS / "blkparse" / "blktrace-doc_blkparse_live_sda_with_summary.txt", None),  # per-event text
-    "btt": (BLK.with_name(BLK.name + ".btt.txt"), None),
-    "sysutil": (SYSUTIL, 16 << 10),
-}
+    k: (p, {"blktrace": 48 << 10, "sysutil": 16 << 10}.get(k, keep)) for k, (p, keep) in dc.SOURCES.items()}
 if (CORPUS / "fio_json").is_dir():
     SEEDS["fio-json-2x"] = (CORPUS / "fio_json" / "pkb_fio-2.1.4_sample-result.json", None)
 
