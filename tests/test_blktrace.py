@@ -320,3 +320,62 @@ def test_btt_bad_section_row_says_what_was_expected(tmp_path):
     assert e.value.line == line
     msg = str(e.value)
     assert "section 'Device Merge Information'" in msg and "'#Q #D Ratio BLKmin" in msg and "many" in msg
+
+
+def test_cpu_order_rule_on_hand_records(tmp_path):
+    """Back in time on one CPU by more than 1 ms fails at that record; the same step on another CPU, or by
+    less than 1 ms (the tolerance), or on a notify record, does not."""
+    trace = b"".join
+    off = bt._dtype("<").fields["cpu"][1]  # byte offset of the u32 cpu field in the header
+
+    def cpu(b: bytes, n: int) -> bytes:
+        return b[:off] + struct.pack("<I", n) + b[off + 4:]
+    q = lambda t, c=0: cpu(rec(t, bt.TA_Q, W, 100 + t, 8), c)  # noqa: E731
+    ok = trace([q(5_000_000), q(4_500_000), q(1_000, 1), cpu(rec(0, bt.TN_PROCESS, bt.TC_NOTIFY, pdu=b"x\0"), 0)])
+    bt.decode(_write(tmp_path, ok), ok)
+    bad = trace([q(5_000_000), q(1_000, 1), q(3_000_000)])
+    with pytest.raises(IngestError) as e:
+        bt.decode(_write(tmp_path, bad), bad)
+    assert e.value.offset == 2 * 48 and "CPU 0 of device 7,3 goes back 2.000 ms" in str(e.value)
+
+
+def test_btt_cut_or_doubled_report(tmp_path):
+    """A report cut at a line end lacks sections btt always prints → partial, saying which; cut inside a
+    line → partial, that line unread; a second report in the same file → failed at its title line."""
+    good = (FIXTURES_BLK / "ftrace-loop-mq-deadline-4k-write.btt.txt").read_text()
+    lines = good.splitlines(keepends=True)
+    cut = next(i for i, l in enumerate(lines) if "Plug Information" in l)
+    p = tmp_path / "btt.txt"
+    p.write_text("".join(lines[:cut]))
+    r = read(p)
+    assert r.partial and r.meta["incomplete"] == [
+        "sections btt always prints are missing: Plug Information, Active Requests At Q Information (output cut?)"]
+    assert r.value("d2c_mean", job="all") == 163350  # what was there is kept: 0.000163350 s
+    merge = next(i for i, l in enumerate(lines) if l.startswith(" (  7,  0) |     2002     2001"))
+    p.write_text("".join(lines[:merge]) + lines[merge][:30])  # "… |     2002     20" cut mid-number
+    r = read(p)
+    assert r.partial and f"the file ends inside line {merge + 1} (cut)" in r.meta["incomplete"][0]
+    assert "q_count" not in set(r.summary["metric"])  # the cut row is not read as 2002 / 20
+    p.write_text(good + good)
+    with pytest.raises(IngestError) as e:
+        read(p)
+    assert e.value.line == len(lines) + 1 and "'All Devices' appears again" in str(e.value)
+    assert not read(FIXTURES_BLK / "ftrace-loop-mq-deadline-4k-write.btt.txt").partial
+
+
+def test_blkparse_summary_cut_or_doubled(tmp_path, corpus):
+    """blkparse closes its summary with ``Events (maj,min): N entries``: without it the file is partial; an
+    event line after the summary (two outputs in one file) fails at that line."""
+    src = (corpus / "blkparse" / "blktrace-doc_blkparse_live_sda_with_summary.txt").read_text()
+    lines = src.splitlines(keepends=True)
+    ev = next(i for i, l in enumerate(lines) if l.startswith("Events (8,0)"))
+    p = tmp_path / "bp.txt"
+    p.write_text("".join(lines[:ev]))
+    r = read(p)
+    assert r.partial and r.meta["incomplete"] == [
+        "the summary has no closing 'Events (maj,min): N entries' line (output cut)"]
+    p.write_text(src + src)
+    with pytest.raises(IngestError) as e:
+        read(p)
+    first_event = next(i for i, l in enumerate(lines) if l.startswith("  8,0 "))
+    assert e.value.line == len(lines) + first_event + 1 and "an event line follows it" in str(e.value)

@@ -472,3 +472,21 @@ def test_fuzz_seed_fixture():
     assert r.value("scrub_pgs_done", job="scrub") == 4
     assert r.value("scrub_objects", job="scrub") == 1200
     assert set(r.summary["metric"]) >= {"scrub_duration", "snaptrim_duration", "recovery_duration"}
+
+
+@pytest.mark.parametrize("field,value,expected", [
+    ("last_deep_scrub_stamp", 1e300, '"last_deep_scrub_stamp" as a number in [0, 1e+10) or null (unix s), got 1e+300'),
+    ("last_scrub_stamp", -1.0, '"last_scrub_stamp" as a number in [0, 1e+10) or null (unix s), got -1.0'),
+    ("degraded", -3, '"degraded" as a number in [0, 1e+15) or null, got -3'),
+    ("num_bytes", 1e18, '"num_bytes" as a number in [0, 1e+18) or null, got 1e+18'),
+])
+def test_pg_values_out_of_range_fail_with_their_line(tmp_path, field, value, expected):
+    """A stamp is unix s (0 = never scrubbed), a count or size is ≥ 0 and below what a cluster holds: a
+    value outside fails at its line instead of moving a scrub duration to 1e300 s."""
+    lines = standard()
+    k = next(i for i, o in enumerate(lines) if "pgs" in o and o["t"] == T0 + 7)
+    lines[k] = {**lines[k], "pgs": [pg("2.1", **{field: value})] + lines[k]["pgs"][1:]}
+    p = write(tmp_path / "tl.jsonl", lines)
+    with pytest.raises(IngestError) as e:
+        read(p)
+    assert e.value.line == k + 2 and expected in str(e.value)  # + header line, 1-based

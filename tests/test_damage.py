@@ -2,8 +2,8 @@
 exactly the undamaged file's values — never ok with changed values.
 
 ``KNOWN_GAPS`` are the cases the readers still accept with changed values or leave unrecognised
-(measured 2026-11-26: 12 of 77; issue 26 stays open on them).  They are strict xfails: a gap that gets fixed fails this test until it
-is taken off the list, and a new gap fails as any other case."""
+(12 of 77 on 2026-11-26 morning, 0 since).  They are strict xfails: a gap that gets fixed fails this test
+until it is taken off the list, and a new gap fails as any other case."""
 
 from __future__ import annotations
 
@@ -12,13 +12,10 @@ import pytest
 import damage_corpus as dc
 
 
-#: (kind, damage) still accepted with changed values: btt has no value rules yet; a truncated blkparse text
-#: ends on a whole event line; a blktrace appended to itself keeps per-CPU order; 1e300 in a PG timeline;
-#: a NUL byte in a rados bench table makes the file unrecognised (listed, not failed)
-KNOWN_GAPS = {("btt", d) for d in ("truncate-30", "truncate-60", "concatenated", "number-as-word",
-                                   "number-with-unit", "sign-flipped", "number-huge")} | {
-    ("blkparse", "truncate-60"), ("blkparse", "truncate-95"), ("blktrace", "concatenated"),
-    ("rados-bench", "nul_byte"), ("ceph-pg-timeline", "number-huge")}
+#: (kind, damage) still accepted with changed values or left unrecognised: none since 2026-11-26 (btt's
+#: row and section rules, blkparse's closing Events line, blktrace's per-CPU time order, the magnitude
+#: rule, a NUL byte in rados bench text failing with its line); a new gap goes here with its reason
+KNOWN_GAPS: set[tuple[str, str]] = set()
 
 
 @pytest.fixture(scope="module")

@@ -96,3 +96,19 @@ def test_the_rules_on_hand_made_rows():
     t2 = pd.DataFrame({"job": ["cpu0", "cpu1", "cpu0", "cpu1"], "ddir": "", "metric": "cpu_busy",
                        "value": 0.1, "unit": "ratio", "t_s": [0.0, 0.0, 1.0, 1.0]})
     assert v.problems("sysutil", pd.DataFrame(columns=s.columns), t2) == []
+
+
+def test_no_value_is_larger_than_a_tool_prints():
+    """|value| ≥ 1e15 (bytes: 1e18) is damage ("1e300" in a file), in summary and series alike; the
+    largest measured value shipped (a 33 s clat_max, 3.3e10 ns) passes."""
+    s = pd.DataFrame({"job": "j", "ddir": "read", "metric": ["iops", "bw", "clat_max", "io_bytes"],
+                      "value": [10.0, 5.0, 3.3e10, 2e17], "unit": ["1/s", "B/s", "ns", "B"]})
+    assert v.problems("fio-json", s, pd.DataFrame()) == []
+    s.loc[2, "value"] = 1e300
+    s.loc[3, "value"] = 1e18
+    assert v.problems("fio-json", s, pd.DataFrame()) == [
+        "summary clat_max (job j, ddir read) = 1e+300 ns: expected |value| < 1e+15 (2 such rows)"]
+    t = pd.DataFrame({"job": "j", "ddir": "", "metric": "bw", "value": [1.0, -2e15], "unit": "B/s",
+                      "t_s": [0.0, 1.0]})
+    assert v.problems("rados-bench", pd.DataFrame(columns=s.columns), t)[0].startswith(
+        "series bw (job j) = -2e+15 B/s: expected |value| < 1e+15")

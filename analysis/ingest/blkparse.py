@@ -14,7 +14,8 @@ line) becomes the tidy summary, ``job`` = device: per ``ddir`` ``queued dispatch
 merges`` (count), ``queued_bytes dispatches_bytes completed_bytes merges_bytes`` (B; blkparse prints
 KiB), ``depth`` (count); ``io_unplugs timer_unplugs events skips`` (count, ddir ""); ``bw`` (B/s, from
 ``Throughput``; KiB/s × 1024).  Without a Total block the CPU blocks of the device are summed (depth: the
-maximum).  A file with events but no summary is ``partial``.
+maximum).  A file with events but no summary is ``partial``; so is one that ends mid-line (the cut line is
+not read) or whose summary lacks blkparse's closing ``Events (maj,min): N entries`` line (output cut).
 
 The events go through the same per-request/per-bio model as the binary reader
 (``blktrace.io_tables``; action letters and RWBS turned back into action codes and category bits), so
@@ -153,6 +154,10 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
     text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
     lines = text.split("\n")
+    incomplete: list[str] = []
+    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
+        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
+        lines = lines[:-1]
     s = pd.Series(lines, dtype=object)
     is_event = s.str.match(_EVENT_START).fillna(False).to_numpy()
     ev = s[is_event].str.extract(_EVENT)
@@ -170,6 +175,9 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     first_block = next((i for i, ln in enumerate(lines) if _BLOCK.match(ln)), None)
     blocks, events, thru, skips = (_summary_blocks(lines, first_block) if first_block is not None
                                    else ({}, {}, {}, None))
+    if first_block is not None and (late := ev_line[ev_line > first_block]).size:
+        raise IngestError(path, "expected blkparse's summary at the end, but an event line follows it (two "
+                                "blkparse outputs in one file?)", line=int(late[0]) + 1)
     act_letter = ev["act"].to_numpy(dtype=object)
     known = np.isin(act_letter, list(_LETTER))
     body = slice(0, first_block if first_block is not None else len(lines))
@@ -222,10 +230,14 @@ def parse(path: str | Path, data: bytes) -> Parsed:
                 if (name, ddir, metric) in tool:
                     cross[f"{name} {ddir} {metric}"] = {"tool": int(tool[(name, ddir, metric)]), "events": mine,
                                                         "ok": int(tool[(name, ddir, metric)]) == mine}
-    partial = bool(len(ev)) and not blocks
+    if len(ev) and not blocks:
+        incomplete.append("no summary block (blkparse interrupted, or output cut)")
+    elif blocks and not events:
+        incomplete.append("the summary has no closing 'Events (maj,min): N entries' line (output cut)")
+    partial = bool(incomplete)
     meta: dict[str, Any] = {"tool_version": "blkparse (blktrace 1.x) default format", "events": int(len(ev)),
                             "skipped_lines": skipped, "pc_events": int(pc.sum()), "t0_ns": t0, "crosscheck": cross, **notes}
     if partial:
-        meta["incomplete"] = ["no summary block (blkparse interrupted, or output cut)"]
+        meta["incomplete"] = incomplete
     return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(path.name, rows + ours),
                   partial=partial, tables={"requests": requests, "bios": bios})

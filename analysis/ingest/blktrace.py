@@ -256,6 +256,43 @@ def _headers(buf: np.ndarray, starts: np.ndarray, dtype: np.dtype) -> np.ndarray
     return out
 
 
+#: a CPU's records go back in time by more than this (ns): not one trace (the kernel writes each CPU's
+#: records in time order, with interrupts off in blktrace, from one ring buffer in ftrace)
+CPU_BACK_NS = 1_000_000
+
+
+def check_cpu_order(path: Path, h: np.ndarray, starts: np.ndarray, last: dict[int, int] | None = None) -> None:
+    """``IngestError`` at the first event record (not a notify) whose time is more than
+    :data:`CPU_BACK_NS` before an earlier record of the same device and CPU, in file order; ``last``
+    carries each (device, CPU)'s latest time from block to block of a streamed read."""
+    ev = np.flatnonzero(((h["action"].astype(np.int64) >> 16) & TC_NOTIFY) == 0)
+    if not len(ev):
+        return
+    key = (h["device"][ev].astype(np.int64) << 32) | h["cpu"][ev].astype(np.int64)
+    t = h["time"][ev].astype(np.int64)
+    o = np.argsort(key, kind="stable")
+    k, ts = key[o], t[o]
+    new = np.r_[True, k[1:] != k[:-1]]
+    grp = np.cumsum(new) - 1
+    start_t = np.array([last.get(int(x), np.iinfo(np.int64).min) if last else np.iinfo(np.int64).min
+                        for x in k[new]], dtype=np.int64)
+    run = pd.Series(ts).groupby(grp).cummax().to_numpy()  # each (device, CPU)'s latest time so far
+    prev = np.r_[np.iinfo(np.int64).min, run[:-1]]
+    prev[new] = start_t
+    back = (prev - ts > CPU_BACK_NS) & (prev > np.iinfo(np.int64).min)
+    if back.any():
+        i = int(np.flatnonzero(back)[0])
+        j = ev[o[i]]
+        raise IngestError(path, f"expected each CPU's records in time order: CPU {int(h['cpu'][j])} of device "
+                                f"{dev_name(int(h['device'][j]))} goes back {(prev[i] - ts[i]) / 1e6:.3f} ms "
+                                "(a trace concatenated with itself, or two traces in one file?)",
+                          offset=int(starts[j]))
+    if last is not None:
+        end = np.r_[new[1:], True]
+        for x, tt in zip(k[end], run[end]):
+            last[int(x)] = max(int(tt), last.get(int(x), int(tt)))
+
+
 @dataclass
 class Trace:
     """Decoded records, time order (stable).  ``time`` ns since the first record; ``t0_ns`` raw."""
@@ -281,6 +318,7 @@ def decode(path: str | Path, data: bytes | memoryview) -> Trace:
     buf = np.frombuffer(data, dtype=np.uint8)
     starts = record_offsets(path, buf, order)
     h = _headers(buf, starts, _dtype(order))
+    check_cpu_order(path, h, starts)
     act = h["action"].astype(np.int64)
     code = act & 0xFF
     cat = act >> 16
@@ -745,7 +783,9 @@ def _sorted_batches(path: Path, block_records: int, reorder: int, st: dict):
     from :func:`parse`)."""
     pend: dict[str, np.ndarray] | None = None
     thr = None
+    last: dict[int, int] = {}
     for h, starts, order, comm in _grouped(_chunks(path, block_records), max(4096, reorder // 4)):
+        check_cpu_order(path, h, starts, last)
         st["order"] = order
         st["comm"].update(comm)
         blk = {"time": h["time"].astype(np.int64), "sector": h["sector"].astype(np.int64),

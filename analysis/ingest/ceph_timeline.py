@@ -85,6 +85,8 @@ _SUMS = {"num_objects": ("objects", "count"), "num_bytes": ("bytes", "B"),
          "degraded": ("objects_degraded", "count"), "misplaced": ("objects_misplaced", "count"),
          "unfound": ("objects_unfound", "count"), "snaptrimq_len": ("snaptrim_queue", "count")}
 _STAMPS = ("last_scrub_stamp", "last_deep_scrub_stamp")
+#: a scrub stamp is unix s (0 = never): anything past 2286-11-20 is damage
+_STAMP_MAX = 1e10
 #: state-flag counts: metric → predicate on the set of '+'-separated flags
 _FLAGS = {
     "pgs_active_clean": lambda f: f == {"active", "clean"},
@@ -238,10 +240,13 @@ def _pg_table(path: Path, fields: list[str], pools: dict[str, str],
         t[metric] = np.array([pred(f) for f in flagsets] or [False], dtype=np.int64)[codes]
     for f in [f for f in fields if f in _SUMS or f in _STAMPS]:
         v = _float_col(raw[f])
-        bad = raw[f].notna().to_numpy(bool) & ~np.isfinite(v)
+        hi = _STAMP_MAX if f in _STAMPS else 1e18 if _SUMS[f][1] == "B" else 1e15
+        bad = raw[f].notna().to_numpy(bool) & ~((v >= 0) & (v < hi))
         if bad.any():
-            raise IngestError(path, f'expected "{f}" as a number or null',
-                              line=int(line_of[np.argmax(bad)]))
+            i = int(np.argmax(bad))
+            raise IngestError(path, f'expected "{f}" as a number in [0, {hi:g}) or null'
+                              + (" (unix s)" if f in _STAMPS else "") + f", got {raw[f].iloc[i]!r:.40}",
+                              line=int(line_of[i]))
         t[f] = v
     return t, ts[order]
 

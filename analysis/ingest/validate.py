@@ -7,7 +7,8 @@ The readers check syntax; these rules check the tidy rows they produced for one 
   reader let through as NaN fails here); a series value may be missing (NaN: rados bench prints ``-``
   before its first completion), never infinite;
 * **ranges** (:data:`RANGES`): no negative throughput, latency, duration, size or count; CPU fractions
-  and btt's shares of Q2C within [0, 1];
+  and btt's shares of Q2C within [0, 1]; no magnitude a tool prints for one run (:data:`MAGNITUDE`:
+  |value| < 10¹⁵, bytes < 10¹⁸; the largest in ``data/raw`` is 3.3·10¹⁰, a 33 s fio clat_max in ns);
 * **time order**: within one series (job, direction, metric) ``t_s`` never goes backwards (a log
   concatenated with itself does);
 * **required metrics** (:data:`REQUIRED`): a fio job direction with any metric has its IOPS and bandwidth;
@@ -51,6 +52,9 @@ RANGES: tuple[Range, ...] = (
     Range(("btt",), "ratio", 0, 1, "a share of Q2C in [0, 1]", metric=r".*_share"),
 )
 
+#: unit → largest |value| accepted (others: ``MAGNITUDE[None]``); a "1e300" in a file is damage, not data
+MAGNITUDE: dict[str | None, float] = {None: 1e15, "B": 1e18}
+
 #: kind → (group keys, metrics each group with any row must have, why)
 REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "fio-json": (("job", "ddir"), ("iops", "bw"), "fio prints iops and bw for every job direction"),
@@ -83,6 +87,12 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
                    + f": expected a finite number ({int(bad.sum())} such rows)")
     mcodes, names = _codes(frame["metric"])
     ucodes, units = _codes(frame["unit"])
+    cap = np.array([MAGNITUDE.get(u, MAGNITUDE[None]) for u in units] + [MAGNITUDE[None]])[ucodes]
+    huge = np.isfinite(v) & (np.abs(v) >= cap)
+    if huge.any():
+        i = int(np.flatnonzero(huge)[0])
+        out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]] if ucodes[i] >= 0 else ''}: "
+                   f"expected |value| < {cap[i]:g} ({int(huge.sum())} such rows)")
     for r in RANGES:
         if r.kinds is not None and kind not in r.kinds:
             continue
