@@ -13,7 +13,7 @@ def _ingest_dask(args: argparse.Namespace) -> int:
     from .ingest.scale import ingest_dask
     try:
         res = ingest_dask(args.dir, args.out, address=args.dask or None, workers=args.workers,
-                          progress=None if not args.no_progress else False)
+                          progress=None if not args.no_progress else False, lenient=args.lenient)
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -31,11 +31,17 @@ def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
     if len(files) and "manifest" in files and (files["manifest"] == "absent").any():
         print(f"warning: no MANIFEST.sha256 in the tree: {int((files['manifest'] == 'absent').sum())} files "
               "read unchecked (`python -m analysis manifest DIR` writes one)", file=sys.stderr)
-    for status in ("empty", "unrecognised"):  # not read, not failures: named, never silent
+    for status in ("empty", "unrecognised"):  # not read, not failures (--lenient; fio's empty logs): named
         names = files.loc[files["status"] == status, "path"].astype(str).tolist() if len(files) else []
         if names:
             print(f"{len(names)} {status} (not read): " + ", ".join(names[:5]) + (" …" if len(names) > 5 else ""),
                   file=sys.stderr)
+    for state, what in (("missing", "not in MANIFEST.sha256"), ("MISMATCH", "changed since MANIFEST.sha256")):
+        names = files.loc[files["manifest"] == state, "path"].astype(str).tolist() \
+            if len(files) and "manifest" in files else []
+        if names:  # only --lenient reads these
+            print(f"warning: {len(names)} file(s) {what}, read (--lenient): " + ", ".join(names[:5])
+                  + (" …" if len(names) > 5 else ""), file=sys.stderr)
     if failed:
         print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
         for _, err in failed:
@@ -55,7 +61,8 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"error: cannot write tables to {args.out}: {e.strerror or e}", file=sys.stderr)
         return 3
     try:
-        res = ingest(args.dir, progress=None if not args.no_progress else False, jobs=args.jobs or _cores())
+        res = ingest(args.dir, progress=None if not args.no_progress else False, jobs=args.jobs or _cores(),
+                     lenient=args.lenient)
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -378,6 +385,9 @@ def main(argv: list[str] | None = None) -> int:
                         "an address on a LocalCluster here; writes Parquet partitioned by campaign and kind")
     a.add_argument("--workers", type=int, default=None,
                    help="LocalCluster worker processes (one thread each; default one per core)")
+    a.add_argument("--lenient", action="store_true",
+                   help="list empty and unrecognised files, and read files missing from or changed since "
+                        "MANIFEST.sha256, instead of failing them (exit 1)")
     a.set_defaults(fn=_ingest)
     m = sub.add_parser("manifest", help="(re)write DIR/MANIFEST.sha256 over every file below DIR")
     m.add_argument("dir")

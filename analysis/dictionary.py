@@ -16,11 +16,13 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("files", "path", "the file, relative to the ingested folder"),
     ("files", "size_bytes, sha256", "its size (B) and SHA-256"),
     ("files", "kind", "the format detected from its content (the kinds below), or a context kind: run.json, "
-                      "benchmark_config.yaml, capture-aux, cbt-derived, cbt-settings, cbt-config"),
+                      "benchmark_config.yaml, capture-aux, cbt-aux, notes, cbt-derived, cbt-settings, cbt-config"),
     ("files", "tool_version", "what the file says of the tool (fio-3.33, ceph version …)"),
-    ("files", "status", "ok · partial (the reader marked it incomplete) · failed (error, error_line) · empty · "
-                        "unrecognised · context"),
-    ("files", "manifest", "ok · missing (not in MANIFEST.sha256) · MISMATCH (failed) · absent (no manifest)"),
+    ("files", "status", "ok · partial (the reader marked it incomplete) · failed (error, error_line; also an "
+                        "empty, unrecognised, unlisted or changed file) · empty (a fio log fio left empty; any "
+                        "empty file with --lenient) · unrecognised (--lenient) · context"),
+    ("files", "manifest", "ok · missing (not in MANIFEST.sha256: failed, read with --lenient) · MISMATCH (failed, "
+                          "read with --lenient) · absent (no manifest)"),
     ("files", "meta_json", "the reader's notes: assumptions, cross-checks against the tool's own summary"),
     ("summary", "source, kind", "the file and its format"),
     ("summary", "job", "fio job, pool (timeline), device maj,min (block traces), cpuN / osd.N (sysutil)"),

@@ -4,9 +4,9 @@ values, concatenations of every format we read, each read as ``make data`` reads
 
 A damaged file must end ``failed`` or ``partial`` (with the file and, where the format has lines, the
 line), or ``ok`` with exactly the original's values (the damage hit bytes no reader uses, e.g. a digit of
-the tool's version string): never ``ok`` with changed values, and never ``unrecognised`` (listed, but not
-a failure today).  ``tests/test_damage.py`` asserts that per
-case; run as a script it writes the corpus and prints the counts::
+the tool's version string): never ``ok`` with changed values, and never ``unrecognised`` or ``empty``
+(statuses only ``--lenient`` gives; the corpus is read strictly).  ``tests/test_damage.py`` asserts that
+per case; run as a script it writes the corpus and prints the counts::
 
     .venv/bin/python tests/damage_corpus.py [OUT]      # OUT: where the damaged files go (default: a temp dir)
 """

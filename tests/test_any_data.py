@@ -24,7 +24,7 @@ def test_an_empty_folder_is_nothing_readable_before_any_notebook(tmp_path):
     assert r.returncode == 2
     assert "nothing readable" in r.stderr and str(tmp_path / "empty") in r.stderr
     why = nothing_readable(tmp_path / "p")
-    assert "nothing readable (1 unrecognised)" in why
+    assert "nothing readable (1 failed)" in why  # notes.txt: no reader claims it
     r = _run("deps", ROOT / "notebooks" / "33-qos-v2.ipynb", "--processed", tmp_path / "p", "--out", tmp_path / "d.mk")
     assert r.returncode == 2 and "no notebook is run" in r.stderr
     assert not (tmp_path / "d.mk").exists()

@@ -43,8 +43,8 @@ def _same(a, b) -> None:
 
 def test_dask_tables_equal_the_serial_tables_on_every_fixture_format(tmp_path, client):
     serial, dask = tmp_path / "serial", tmp_path / "dask"
-    write_tables(ingest(FIXTURES, progress=False), serial)
-    res = ingest_dask(FIXTURES, dask, batch_files=4, client=client, progress=False)   # many batches
+    write_tables(ingest(FIXTURES, progress=False, lenient=True), serial)
+    res = ingest_dask(FIXTURES, dask, batch_files=4, client=client, progress=False, lenient=True)  # many batches
     assert res.batches >= 10 and res.workers == 2 and res.failed == []
     a, b = read_tables(serial), read_tables(dask)
     assert len(b.series) == len(a.series) > 9000 and len(b.tables["blk_requests"]) == len(a.tables["blk_requests"]) > 3000

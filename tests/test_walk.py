@@ -29,7 +29,8 @@ def _tree(tmp_path):
     run = tmp_path / "results" / "00000002" / "id-1a2b3c4d"
     run.mkdir(parents=True)
     for f in (FIXTURES / "fio" / "randrw-4k-perio").iterdir():
-        shutil.copy(f, run / f.name)
+        if f.name != "COMMAND":  # the fixture's note of how it was made, not part of a CBT archive
+            shutil.copy(f, run / f.name)
     (run / "benchmark_config.yaml").write_text(CBT_YAML)
     own = tmp_path / "ceph-qos" / "c1" / "baseline" / "wpq" / "rep-01"
     own.mkdir(parents=True)
@@ -111,7 +112,7 @@ def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
     (own / "done").write_text("2026-11-22T14:00:00+0000\n")
     (tmp_path / "c1" / "sitting-20261122T140000.json").write_text("{}\n")
     (tmp_path / "c1" / "sitting-notes.txt").write_text("not the harness's\n")
-    res = ingest(tmp_path, progress=False)
+    res = ingest(tmp_path, progress=False, lenient=True)
     f = res.files.set_index("path")
     assert f.loc["c1/scrub/some-arm-name/rep-02/done", "status"] == "context"
     assert f.loc["c1/sitting-20261122T140000.json", "kind"] == "capture-aux"
@@ -137,13 +138,52 @@ def test_cli_lists_bad_files_and_exits_1(tmp_path):
     assert "broken.json:4: malformed or truncated fio JSON" in r.stderr
     files = pd.read_parquet(out / "files.parquet").set_index("path")
     assert files.loc["broken.json", "status"] == "failed" and files.loc["broken.json", "error_line"] == 4
-    assert files.loc["notes.txt", "status"] == "unrecognised"
+    assert files.loc["notes.txt", "status"] == "failed"  # strict: content no reader claims is a failure
+    assert "notes.txt: unrecognised content: no reader claims it" in r.stderr
     assert len(files.loc["broken.json", "sha256"]) == 64
     # nothing half-written: only the three tables and their record, no temp files
     assert sorted(p.name for p in out.iterdir()) == ["files.parquet", "series.parquet", "summary.parquet",
                                                      "tables.json"]
     summary = pd.read_parquet(out / "summary.parquet")
     assert (summary["metric"] == "clat_mean").any()
+
+
+def test_strict_by_default_lenient_lists_and_goes_on(tmp_path):
+    """Empty (other than fio's own empty logs), unrecognised, unlisted and changed files fail, their rows
+    kept out; ``lenient`` lists them (empty, unrecognised; manifest missing / MISMATCH) and goes on."""
+    root = _tree(tmp_path)
+    run = root / "results" / "00000002" / "id-1a2b3c4d"
+    (run / "historic_ops.out.localhost").write_bytes(b"")    # CBT's side files: context, empty or not
+    (run / "objecter.0.log.localhost").write_bytes(b"")
+    write_manifest(root)
+    (run / "notes.txt").write_text("just notes\n")            # after the manifest: unlisted, unrecognised
+    (run / "zero.json").write_bytes(b"")                      # unlisted, empty, not a fio log name
+    log = run / "perio_iops.1.log"
+    log.write_text(log.read_text().replace("0, 1, 0, 4096", "0, 1, 1, 4096", 1))  # changed since the manifest
+    strict = ingest(root, progress=False)
+    f = strict.files.set_index("path")
+    rel = "results/00000002/id-1a2b3c4d/"
+    assert f.loc[rel + "historic_ops.out.localhost", ["status", "kind"]].tolist() == ["context", "cbt-aux"]
+    assert f.loc[rel + "objecter.0.log.localhost", "kind"] == "cbt-aux"
+    assert f.loc[rel + "perio_slat.1.log", "status"] == "empty"  # fio leaves it empty (sync engine): listed
+    failed = dict(strict.failed)
+    assert sorted(failed) == [rel + "notes.txt", rel + "perio_iops.1.log", rel + "zero.json"]
+    assert "not listed in MANIFEST.sha256" in failed[rel + "notes.txt"]  # unlisted is refused before reading
+    assert "sha256 differs from MANIFEST.sha256" in failed[rel + "perio_iops.1.log"]
+    assert not (strict.series["source"] == rel + "perio_iops.1.log").any()
+    lenient = ingest(root, progress=False, lenient=True)
+    g = lenient.files.set_index("path")
+    assert lenient.failed == []
+    assert g.loc[rel + "notes.txt", ["status", "manifest"]].tolist() == ["unrecognised", "missing"]
+    assert g.loc[rel + "zero.json", ["status", "manifest"]].tolist() == ["empty", "missing"]
+    assert g.loc[rel + "perio_iops.1.log", ["status", "manifest"]].tolist() == ["ok", "MISMATCH"]
+    assert (lenient.series["source"] == rel + "perio_iops.1.log").any()
+    # strict, with the changed log put back and the extra files listed: unrecognised and empty still fail
+    log.write_text(log.read_text().replace("0, 1, 1, 4096", "0, 1, 0, 4096", 1))
+    write_manifest(root)
+    failed = dict(ingest(root, progress=False).failed)
+    assert sorted(failed) == [rel + "notes.txt", rel + "zero.json"]
+    assert "unrecognised content" in failed[rel + "notes.txt"] and "empty file (0 bytes)" in failed[rel + "zero.json"]
 
 
 def test_manifest_verification(tmp_path):
@@ -209,8 +249,8 @@ def test_jobs_give_the_serial_tables_exactly(tmp_path):
 
 def test_cli_jobs_writes_the_same_tables(tmp_path):
     from analysis.__main__ import main
-    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "a"), "--no-progress", "--jobs", "1"]) == 0
-    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "b"), "--no-progress", "--jobs", "2"]) == 0
+    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "a"), "--no-progress", "--jobs", "1", "--lenient"]) == 0
+    assert main(["ingest", str(FIXTURES), "--out", str(tmp_path / "b"), "--no-progress", "--jobs", "2", "--lenient"]) == 0
     for n in ("files", "summary", "series", "blk_requests"):
         pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a" / f"{n}.parquet"),
                                       pd.read_parquet(tmp_path / "b" / f"{n}.parquet"), check_exact=True)
@@ -227,7 +267,7 @@ def test_jobs_start_clean_workers_when_other_threads_run(tmp_path, monkeypatch):
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        _assert_identical(ingest(FIXTURES, progress=False), ingest(FIXTURES, progress=False, jobs=2))
+        _assert_identical(ingest(FIXTURES, progress=False, lenient=True), ingest(FIXTURES, progress=False, jobs=2, lenient=True))
     finally:
         stop.set()
         t.join()

@@ -65,7 +65,7 @@ def _tables(p: Path) -> bool:
     return (p / "summary.parquet").is_file() or (p / "summary").is_dir()
 
 
-def load(path: str | Path, jobs: int = 1) -> Loaded:
+def load(path: str | Path, jobs: int = 1, lenient: bool = False) -> Loaded:
     """The summary rows of ``path`` (module docstring).  IngestError when the path does not exist."""
     p = Path(path)
     if not p.exists():
@@ -81,18 +81,18 @@ def load(path: str | Path, jobs: int = 1) -> Loaded:
         bad = f[f["status"] == "failed"] if "error" in f and "status" in f else None
         return Loaded(summary, "tables", [] if bad is None else list(zip(bad["path"], bad["error"])))
     if p.is_dir():
-        return _ingest(p, "raw", jobs)
+        return _ingest(p, "raw", jobs, lenient)
     with tempfile.TemporaryDirectory(prefix="cephqos-src-") as tmp:
         if _is_archive(p):
             _unpack(p, Path(tmp))
-            return _ingest(Path(tmp), "archive", jobs)
+            return _ingest(Path(tmp), "archive", jobs, lenient)
         shutil.copy2(p, Path(tmp) / p.name)
-        return _ingest(Path(tmp), "file", jobs)
+        return _ingest(Path(tmp), "file", jobs, lenient)
 
 
-def _ingest(root: Path, source: str, jobs: int) -> Loaded:
+def _ingest(root: Path, source: str, jobs: int, lenient: bool = False) -> Loaded:
     from .walk import ingest
-    res = ingest(root, progress=False, jobs=jobs)
+    res = ingest(root, progress=False, jobs=jobs, lenient=lenient)
     f = res.files
     skipped = list(zip(f.loc[f["status"].isin(["empty", "unrecognised"]), "path"],
                        f.loc[f["status"].isin(["empty", "unrecognised"]), "status"])) if len(f) else []

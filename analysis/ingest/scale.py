@@ -149,20 +149,20 @@ class _PartSink:
 
 
 def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
-              manifest: dict[str, str] | None) -> dict[str, Any]:
+              manifest: dict[str, str] | None, lenient: bool = False) -> dict[str, Any]:
     """One task: read ``rels`` (paths below ``root``), write their tables' parts below ``tmp_out``;
     returns the files rows, failures, run-context errors and rows written per table.  A large per-IO
     log goes to its own part block by block (:class:`_PartSink`), never whole in memory."""
     from . import _scan
     threads, _scan.THREADS = _scan.THREADS, 1  # one core per worker: the cluster, not the scanner, parallelises
     try:
-        return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest)
+        return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest, lenient)
     finally:
         _scan.THREADS = threads  # an in-process worker shares the module with its client
 
 
 def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
-               manifest: dict[str, str] | None) -> dict[str, Any]:
+               manifest: dict[str, str] | None, lenient: bool = False) -> dict[str, Any]:
     contexts = _Contexts(rootp)
     sinks: list[_PartSink] = []
 
@@ -170,7 +170,8 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
         sinks.append(_PartSink(out, batch, len(sinks), keys))
         return sinks[-1]
 
-    outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for) for r in rels]
+    outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for, lenient)
+                for r in rels]
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None)
     rows = {"summary": _write_parts(res.summary, out / "summary", batch),
@@ -213,7 +214,7 @@ def _swap_in(tmp: Path, out: Path, names: tuple[str, ...]) -> None:
 
 def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, workers: int | None = None,
                 batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None,
-                client=None) -> ScaleResult:
+                client=None, lenient: bool = False) -> ScaleResult:
     """Read every file below ``root`` as Dask tasks and write the partitioned tables under ``out``.
 
     ``client``: an existing ``distributed.Client``; else one on ``address``, else a ``LocalCluster`` of
@@ -238,7 +239,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
         n_workers = len(client.scheduler_info().get("workers", {}))
         futures = [client.submit(run_batch, str(root), rels[a:b], str(tmp), i,
                                  None if manifest is None else {r: manifest[r] for r in rels[a:b] if r in manifest},
-                                 key=f"ingest-batch-{i}-{os.getpid()}", pure=False)
+                                 lenient, key=f"ingest-batch-{i}-{os.getpid()}", pure=False)
                    for i, (a, b) in enumerate(batches)]
         if progress is None:
             progress = sys.stderr.isatty()

@@ -14,10 +14,19 @@ Outputs: ``files.parquet`` (one row per file: path, sha256, kind, tool version, 
 ``summary.parquet`` and ``series.parquet`` (tidy rows with the run keys), and when block traces are
 present ``blk_requests.parquet`` (one row per block request, ``analysis.ingest.blktrace.io_tables``).  Status is ``ok``,
 ``partial`` (the reader marked the result incomplete), ``failed`` (``IngestError``), ``empty``
-(0 bytes, e.g. fio's slat log of a sync engine), ``unrecognised`` (no reader claims the content) or
-``context`` (run.json, benchmark_config.yaml, the manifest, and the capture harness's own files:
-``done`` markers, ``osd_config.json.gz``, ``cluster-log.txt.gz``, ``campaign.yaml``, ``sitting-*.json``,
-a campaign's ``pilot.json`` verdict, the benchmarks' stderr).
+(0 bytes: a fio log fio left empty, e.g. the slat log of a sync engine), ``unrecognised`` (``--lenient``
+only, below) or ``context`` (run.json, benchmark_config.yaml, the manifest, the capture harness's own
+files: ``done`` markers, ``osd_config.json.gz``, ``cluster-log.txt.gz``, ``campaign.yaml``,
+``sitting-*.json``, a campaign's ``pilot.json`` verdict, the benchmarks' stderr; and what CBT writes
+beside its outputs that no reader here reads: ``historic_ops.out.<host>``, ``objecter.N.log.<host>``,
+``recovery.log``, ``collectl/``; notes by name: ``README*``, ``COMMAND``, ``*.md``, ``*.rst``, ``*.sh``,
+``*.py``).
+
+Strict by default: a file that is empty (other than a fio log), that no reader claims, that is not
+listed in the tree's ``MANIFEST.sha256`` or whose hash differs from it is ``failed``, its rows kept out of
+the tables, and listed.  ``lenient=True`` (``--lenient``) lists them and goes on: ``empty`` /
+``unrecognised`` files are not read; unlisted or changed files are read, ``manifest`` = ``missing`` /
+``MISMATCH`` saying so.
 """
 
 from __future__ import annotations
@@ -49,6 +58,12 @@ CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr",
                "write.stderr", "seq.stderr", "pilot.json",
                "cbt.yaml.gz", "cbt.log.gz")  # capture.cbt's record: what CBT was given, CBT's own log
+#: CBT's own side files, not benchmark output (``cluster/ceph.py`` dump_historic_ops, ``radosbench.py``'s
+#: objecter dumps, the recovery test's log, collectl's folder): context, whatever their host suffix
+CBT_AUX = re.compile(r"^(?:historic_ops\.out|objecter\.\d+\.log|recovery\.log)(?:\..+)?$")
+#: notes kept beside the data (how it was made): context by name, never read as data (a ``.txt`` is not
+#: among them: rados bench output is often saved as one)
+NOTES = re.compile(r"^(?:README(?:\..*)?|COMMAND|.*\.(?:md|rst|sh|py))$", re.IGNORECASE)
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 MANIFEST = "MANIFEST.sha256"
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
@@ -444,15 +459,21 @@ class FileOutcome:
     requests: pd.DataFrame | None = None
 
 
+def _fio_log_name(name: str) -> bool:
+    from .fio_log import _NAME
+    return _NAME.match(name) is not None
+
+
 def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None,
-                sink_for=None) -> FileOutcome:
+                sink_for=None, lenient: bool = False) -> FileOutcome:
     """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
     error goes in the row and ``failed``).  The unit of work of the serial, pool and Dask paths.
 
     ``sink_for(keys)`` (keys: the run context with ``kind`` and ``source``) gives a callable that takes
     the series of a file read in blocks (``detect.streams``) block by block, and has a ``close()``; then
     the outcome's series is empty.  Its ``requests(frame)`` method, if any, takes a streamed block trace's
-    request rows (then the outcome has none).  Without it those blocks are concatenated in memory."""
+    request rows (then the outcome has none).  Without it those blocks are concatenated in memory.
+    ``lenient``: the module docstring's strict rules relaxed."""
     rel = p.relative_to(root).as_posix()
     why = refusal(p, root)
     if why:
@@ -469,10 +490,15 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     elif p.name != MANIFEST:
         want = manifest.get(rel)
         row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
+    refuse = None
     if row.get("manifest") == "MISMATCH":  # not read at all: none of its rows may reach the tables
-        msg = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change)"
-        row.update(status="failed", error=msg)
-        out.failed.append((rel, msg))
+        refuse = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change; --lenient reads it)"
+    elif row.get("manifest") == "missing":
+        refuse = (f"{rel}: not listed in {MANIFEST} (raw data is listed when it is added: `python -m "
+                  "analysis manifest DIR`; --lenient reads it unchecked)")
+    if refuse and not lenient:
+        row.update(status="failed", error=refuse)
+        out.failed.append((rel, refuse))
         return out
     name = plain_name(p.name)
     if p.name in CONTEXT_FILES or p.name == MANIFEST or (name == "benchmark_config.yaml"):
@@ -488,8 +514,19 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
             or (p.name.startswith("campaign-") and p.suffix == ".yaml"):  # a campaign file before its repeats were raised
         row["status"] = "context"
         row["kind"] = "capture-aux"
+    elif CBT_AUX.match(p.name) or "collectl" in Path(rel).parts[:-1]:
+        row["status"] = "context"
+        row["kind"] = "cbt-aux"
+    elif NOTES.match(p.name):
+        row["status"] = "context"
+        row["kind"] = "notes"
+    elif row["size_bytes"] == 0 and (lenient or _fio_log_name(name)):
+        row["status"] = "empty"  # fio leaves a log empty when it has no samples of that kind
     elif row["size_bytes"] == 0:
-        row["status"] = "empty"
+        msg = (f"{rel}: empty file (0 bytes): expected benchmark output (a fio log may be empty, other "
+               "files not; --lenient lists it and goes on)")
+        row.update(status="failed", error=msg)
+        out.failed.append((rel, msg))
     else:
         try:
             kind = detect(p)
@@ -497,8 +534,14 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
             kind = None
             row.update(status="failed", error=str(e), error_line=e.line)
             out.failed.append((rel, str(e)))
-        if kind is None and row["status"] != "failed":
+        if kind is None and row["status"] != "failed" and lenient:
             row["status"] = "unrecognised"
+        elif kind is None and row["status"] != "failed":
+            msg = (f"{rel}: unrecognised content: no reader claims it (expected fio JSON or logs, rados bench "
+                   "output, blktrace/blkparse/btt, sysutil or a cephqos-pg-timeline; --lenient lists it and "
+                   "goes on)")
+            row.update(status="failed", error=msg, error_line=1)
+            out.failed.append((rel, msg))
         elif kind is not None:
             sink = None
             try:
@@ -614,15 +657,16 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _worker_init(root: Path, manifest: dict[str, str] | None) -> None:
+def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = False) -> None:
     _die_with_parent()
-    _WORKER.update(root=root, manifest=manifest)
+    _WORKER.update(root=root, manifest=manifest, lenient=lenient)
 
 
 def _ingest_chunk(work: list[tuple[Path, dict[str, Any]]]) -> _Chunk:
     """A pool worker's unit: read consecutive files and hand back their stacked tables (one pickled
     object per chunk; pickling the per-file frames cost more than reading them)."""
-    return _chunk([ingest_file(p, _WORKER["root"], ctx, _WORKER["manifest"]) for p, ctx in work])
+    return _chunk([ingest_file(p, _WORKER["root"], ctx, _WORKER["manifest"], lenient=_WORKER["lenient"])
+                   for p, ctx in work])
 
 
 def _chunks(work: list, jobs: int) -> list[list]:
@@ -643,13 +687,14 @@ def _start_method() -> str | None:
     return "forkserver" if "forkserver" in methods else None
 
 
-def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> IngestResult:
+def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenient: bool = False) -> IngestResult:
     """Read every file below ``root`` (or the one file ``root`` is); never stops at a bad file (see
     ``IngestResult.failed``).
 
     ``jobs`` > 1 reads consecutive runs of files in that many forked processes and merges their tables
     here: the same tables as ``jobs=1``, row for row and category for category.  All tables are held in
-    memory in this process; ``analysis.ingest.scale`` runs the per-file work on Dask with bounded memory."""
+    memory in this process; ``analysis.ingest.scale`` runs the per-file work on Dask with bounded memory.
+    ``lenient``: empty, unrecognised, unlisted and changed files listed, not failed (module docstring)."""
     root = Path(root).resolve()
     single = root.is_file()
     if single:  # one file: read as if its folder held only it (its run.json and manifest still apply)
@@ -675,7 +720,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> Ing
     if jobs == 1:
         outcomes = []
         for p, ctx in work:
-            outcomes.append(ingest_file(p, root, ctx, manifest))
+            outcomes.append(ingest_file(p, root, ctx, manifest, lenient=lenient))
             if bar is not None:
                 bar.update()
         chunks = [_chunk(outcomes)]
@@ -687,7 +732,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1) -> Ing
         chunks = []
         from concurrent.futures.process import BrokenProcessPool
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
-                                 initargs=(root, manifest)) as pool:
+                                 initargs=(root, manifest, lenient)) as pool:
             try:
                 for run, ch in zip(runs, pool.map(_ingest_chunk, runs)):
                     chunks.append(ch)
