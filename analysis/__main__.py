@@ -54,32 +54,42 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return _ingest_dask(args)
     from .ingest.base import IngestError
+    from .ingest.scale import ingest_pool
     from .ingest.walk import WorkerDied, check_writable, ingest, write_tables
     try:
         check_writable(args.out)  # before the ingest, not after it: a read-only or full --out fails at once
     except OSError as e:
         print(f"error: cannot write tables to {args.out}: {e.strerror or e}", file=sys.stderr)
         return 3
+    progress = None if not args.no_progress else False
+    jobs = args.jobs or _cores()
     try:
-        res = ingest(args.dir, progress=None if not args.no_progress else False, jobs=args.jobs or _cores(),
-                     lenient=args.lenient)
+        if Path(args.dir).is_dir():  # bounded memory: batches written as parts, merged one at a time
+            res = ingest_pool(args.dir, args.out, jobs=jobs, lenient=args.lenient, progress=progress)
+            files, failed, rows = res.files, res.failed, res.rows
+            where = (", ".join(str(Path(args.out) / f"{t}.parquet") for t in rows)
+                     + f" ({len(files)} files in {res.batches} batches on {res.workers} process(es): read "
+                     f"{res.stages['read']:.1f} s, merge {res.stages['merge']:.1f} s)")
+        else:  # one file: in memory
+            one = ingest(args.dir, progress=progress, jobs=1, lenient=args.lenient)
+            paths = write_tables(one, args.out)
+            files, failed = one.files, one.failed
+            rows = {"summary": len(one.summary), "series": len(one.series)}
+            where = ", ".join(str(p) for p in paths.values())
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except WorkerDied as e:
         print(f"error: {e}", file=sys.stderr)
         return 4
-    try:
-        paths = write_tables(res, args.out, root=args.dir if Path(args.dir).is_dir() else None)
     except OSError as e:
         kept = (Path(args.out) / "tables.json").is_file()  # withdrawn only once the tables began to be replaced
         print(f"error: cannot write tables to {args.out}: {e.strerror or e} ("
               + ("the previous tables are unchanged)" if kept else "no complete table set is left there: "
                  "readers refuse it until an ingest succeeds)"), file=sys.stderr)
         return 3
-    rc = _outcome(res.files, res.failed, f"{len(res.summary)} summary rows, {len(res.series)} series rows → "
-                  + ", ".join(str(p) for p in paths.values()))
-    if res.summary.empty and res.series.empty:
+    rc = _outcome(files, failed, f"{rows.get('summary', 0)} summary rows, {rows.get('series', 0)} series rows → {where}")
+    if not rows.get("summary") and not rows.get("series"):
         print(f"error: {args.dir}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
               "cephqos-pg-timeline output below it", file=sys.stderr)
         return 2

@@ -88,3 +88,30 @@ def test_compare_on_an_incomplete_set_is_bad_input(tmp_path, fio_result):
     r = subprocess.run([sys.executable, "-m", "analysis", "compare", str(tmp_path / "t"), "--by", "job"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "no tables.json" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_merged_parts_read_back_as_the_in_memory_tables(tmp_path):
+    """Parts with different columns and categories → one file: rows in part order, a column a part lacks null
+    there, categories unioned (more than an int8 dictionary holds), nullable integers kept, a key that is
+    text in one part and a number in another becomes a category of its text, int beside float → float."""
+    import numpy as np
+    a = pd.DataFrame({"k": pd.Categorical(["x", "y"]), "v": [1.0, 2.0], "repeat": pd.array([1, None], dtype="Int64"),
+                      "n": np.array([1, 2], dtype=np.int64)})
+    b = pd.DataFrame({"k": pd.Categorical(["z", "x"]), "v": [3.0, 4.0], "extra": pd.Categorical(["e", None]),
+                      "repeat": pd.array([2, 3], dtype="Int64"), "n": [0.5, 1.5]})
+    c = pd.DataFrame({"k": pd.Categorical([f"c{i:03d}" for i in range(300)]), "v": np.arange(300.0),
+                      "repeat": pd.Categorical(["r1"] * 300), "n": np.zeros(300, dtype=np.int64)})
+    parts = []
+    for i, df in enumerate((a, b, c)):
+        parts.append(tmp_path / f"part-{i}.parquet")
+        df.to_parquet(parts[-1], index=False)
+    assert tset.merge_parts(parts[:2], tmp_path / "ab.parquet") == 4
+    ab = pd.read_parquet(tmp_path / "ab.parquet")
+    assert ab["k"].tolist() == ["x", "y", "z", "x"] and str(ab["k"].dtype) == "category"
+    assert str(ab["repeat"].dtype) == "Int64" and ab["repeat"].isna().tolist() == [False, True, False, False]
+    assert ab["extra"].isna().tolist() == [True, True, False, True] and ab["n"].tolist() == [1.0, 2.0, 0.5, 1.5]
+    assert tset.merge_parts(parts, tmp_path / "abc.parquet") == 304
+    abc = pd.read_parquet(tmp_path / "abc.parquet")
+    assert abc["k"].nunique() == 303 and abc["k"].iloc[-1] == "c299"
+    assert str(abc["repeat"].dtype) == "category" and abc["repeat"].isna().tolist()[:4] == [False, True, False, False]
+    assert abc["repeat"].iloc[[0, 2, 3, -1]].tolist() == ["1", "2", "3", "r1"]

@@ -360,8 +360,11 @@ def test_temp_files_of_a_killed_ingest_are_removed_by_the_next(tmp_path):
     mine = out / f".summary.parquet.tmp-{__import__('os').getpid()}"  # a live writer's: kept
     dead.write_bytes(b"half")
     mine.write_bytes(b"writing")
+    staged = out / ".ingest-4194305"  # a killed ingest's staging folder, parts half-written
+    (staged / "series").mkdir(parents=True)
+    (staged / "series" / "part-000000.parquet").write_bytes(b"half")
     assert _ingest_cli(root, out).returncode == 0
-    assert not dead.exists() and mine.exists()
+    assert not dead.exists() and mine.exists() and not staged.exists()
 
 
 def test_a_full_out_keeps_the_previous_tables(tmp_path):

@@ -1,5 +1,11 @@
-"""Ingest on Dask: the per-file work of :mod:`analysis.ingest.walk` as tasks, written as Parquet
-datasets partitioned by campaign and kind (``python -m analysis ingest DIR --dask [ADDRESS]``).
+"""Batched ingest with bounded memory: the per-file work of :mod:`analysis.ingest.walk` in batches, each
+written to Parquet parts by the process that read it; the parent holds only the files table.
+
+* :func:`ingest_pool` — the command line's default (``python -m analysis ingest DIR``): batches on a pool
+  of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts then merged, one part
+  in memory at a time, into the single-file layout ``<table>.parquet`` (:func:`.tables.merge_parts`);
+* :func:`ingest_dask` — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
+  partitioned by campaign and kind.
 
 Layout written under ``out``::
 
@@ -27,7 +33,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +56,8 @@ class ScaleResult:
     batches: int
     workers: int
     seconds: float
+    #: wall seconds per stage (ingest_pool: ``read`` — the batches, ``merge`` — parts into one file per table)
+    stages: dict[str, float] = field(default_factory=dict)
 
 
 def plan_batches(sizes: list[int], batch_bytes: int = 128 << 20, batch_files: int = 1000) -> list[tuple[int, int]]:
@@ -66,10 +74,15 @@ def plan_batches(sizes: list[int], batch_bytes: int = 128 << 20, batch_files: in
     return out
 
 
-def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int) -> int:
-    """Write ``df`` split by (campaign, kind) as ``table_dir/campaign=…/kind=…/part-<batch>.parquet``."""
+def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = True) -> int:
+    """Write ``df`` split by (campaign, kind) as ``table_dir/campaign=…/kind=…/part-<batch>.parquet``, or
+    whole as ``table_dir/part-<batch>.parquet`` (``split=False``: parts to be merged into one file)."""
     if df is None or not len(df):
         return 0
+    if not split:
+        table_dir.mkdir(parents=True, exist_ok=True)
+        df.to_parquet(table_dir / f"part-{batch:06d}.parquet", index=False, compression="zstd")
+        return len(df)
     camp = df["campaign"].astype("string").fillna(NO_CAMPAIGN) if "campaign" in df else \
         pd.Series(NO_CAMPAIGN, index=df.index, dtype="string")
     kind = df["kind"].astype("string")
@@ -86,8 +99,9 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int) -> int:
 
 
 class _PartWriter:
-    """Row groups appended to one Parquet part (string-like columns stored as plain strings, the schema
-    of the first block), removed again if the file that wrote it fails midway."""
+    """Row groups appended to one Parquet part (string-like columns stored as dictionary<int32, string>, a
+    dictionary per row group; the schema of the first block), removed again if the file that wrote it
+    fails midway."""
 
     def __init__(self, path: Path):
         self.path, self.writer, self.schema, self.rows = path, None, None, 0
@@ -98,8 +112,8 @@ class _PartWriter:
 
         t = pa.Table.from_pandas(df, preserve_index=False)
         if self.writer is None:
-            self.schema = pa.schema([pa.field(f.name, pa.string()) if _stringish(f.type) else f
-                                     for f in t.schema])
+            self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if _stringish(f.type)
+                                     else f for f in t.schema])
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
         self.writer.write_table(t.cast(self.schema, safe=False).replace_schema_metadata(None))
@@ -118,10 +132,11 @@ class _PartSink:
     ``<table>/campaign=…/kind=…/part-<batch>-<n>.parquet``, one row group per block: its series
     (``sink(frame)``) and, for a block trace, its request rows (``sink.requests(frame)``)."""
 
-    def __init__(self, out: Path, batch: int, n: int, keys: dict[str, Any]):
-        self.keys = keys
+    def __init__(self, out: Path, batch: int, n: int, keys: dict[str, Any], split: bool = True):
+        self.keys, self.split = keys, split
         camp = keys.get("campaign")
-        sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}"
+        sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}" if split \
+            else Path()
         name = f"part-{batch:06d}-{n:04d}.parquet"
         self.series = _PartWriter(out / "series" / sub / name)
         self.blk = _PartWriter(out / "blk_requests" / sub / name)
@@ -134,14 +149,16 @@ class _PartSink:
         from .base import SERIES_COLUMNS
         from .walk import _assemble
 
-        self.series.write(_assemble([frame], [0], [self.keys], SERIES_COLUMNS).drop(columns=["campaign", "kind"]))
+        df = _assemble([frame], [0], [self.keys], SERIES_COLUMNS)
+        self.series.write(df.drop(columns=["campaign", "kind"]) if self.split else df)
 
     def requests(self, frame: pd.DataFrame) -> None:
         """Request rows of a streamed block trace, with the file's keys as the serial path attaches them
         (``walk.ingest_file``): ``kind``, ``source`` and the run keys."""
         keys = {"kind": str(self.keys["kind"]), "source": str(self.keys["source"]),
                 **{k: str(v) for k, v in self.keys.items() if k not in ("kind", "source") and v is not None}}
-        self.blk.write(frame.assign(**keys).drop(columns=[c for c in ("campaign", "kind") if c in keys]))
+        df = frame.assign(**keys)
+        self.blk.write(df.drop(columns=[c for c in ("campaign", "kind") if c in keys]) if self.split else df)
 
     def close(self, ok: bool = True) -> None:
         self.series.close(ok)
@@ -149,39 +166,39 @@ class _PartSink:
 
 
 def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
-              manifest: dict[str, str] | None, lenient: bool = False) -> dict[str, Any]:
+              manifest: dict[str, str] | None, lenient: bool = False, split: bool = True) -> dict[str, Any]:
     """One task: read ``rels`` (paths below ``root``), write their tables' parts below ``tmp_out``;
     returns the files rows, failures, run-context errors and rows written per table.  A large per-IO
     log goes to its own part block by block (:class:`_PartSink`), never whole in memory."""
     from . import _scan
     threads, _scan.THREADS = _scan.THREADS, 1  # one core per worker: the cluster, not the scanner, parallelises
     try:
-        return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest, lenient)
+        return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest, lenient, split)
     finally:
         _scan.THREADS = threads  # an in-process worker shares the module with its client
 
 
 def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
-               manifest: dict[str, str] | None, lenient: bool = False) -> dict[str, Any]:
+               manifest: dict[str, str] | None, lenient: bool = False, split: bool = True) -> dict[str, Any]:
     contexts = _Contexts(rootp)
     sinks: list[_PartSink] = []
 
     def sink_for(keys: dict[str, Any]) -> _PartSink:
-        sinks.append(_PartSink(out, batch, len(sinks), keys))
+        sinks.append(_PartSink(out, batch, len(sinks), keys, split))
         return sinks[-1]
 
     outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for, lenient)
                 for r in rels]
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None)
-    rows = {"summary": _write_parts(res.summary, out / "summary", batch),
-            "series": _write_parts(res.series, out / "series", batch) + sum(k.series.rows for k in sinks)}
+    rows = {"summary": _write_parts(res.summary, out / "summary", batch, split),
+            "series": _write_parts(res.series, out / "series", batch, split) + sum(k.series.rows for k in sinks)}
     for name, t in res.tables.items():
-        rows[name] = _write_parts(t, out / name, batch)
+        rows[name] = _write_parts(t, out / name, batch, split)
     streamed = sum(k.blk.rows for k in sinks)
     if streamed:
         rows["blk_requests"] = rows.get("blk_requests", 0) + streamed
-    return {"files": res.files, "failed": res.failed, "rows": rows,
+    return {"files": res.files if split else [o.row for o in outcomes], "failed": res.failed, "rows": rows,
             "context_errors": [r for r, _ in errors]}
 
 
@@ -212,6 +229,145 @@ def _swap_in(tmp: Path, out: Path, names: tuple[str, ...]) -> None:
         (out / f"{name}.parquet").unlink(missing_ok=True)
 
 
+def _collect(results: list[dict[str, Any]], rels: list[str],
+             manifest: dict[str, str] | None) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
+    """The files table and the failures of all batches (walk order), as the in-memory path has them: a bad
+    run.json, met by every batch of its folder, listed once; a manifest entry no file matched, failed."""
+    from .keys import typed_keys
+    failed: list[tuple[str, str]] = []
+    seen_ctx: set[str] = set()
+    for r in results:
+        for f in r["failed"]:
+            if f[0] in r["context_errors"]:
+                if f[0] in seen_ctx:
+                    continue
+                seen_ctx.add(f[0])
+            failed.append(f)
+    frames = [r["files"] for r in results if isinstance(r["files"], pd.DataFrame)]
+    rows = [row for r in results if not isinstance(r["files"], pd.DataFrame) for row in r["files"]]
+    missing: list[str] = []
+    if manifest is not None:
+        present = set(rels)
+        missing = sorted(r for r in set(manifest) - present if NOT_INGESTED.isdisjoint(r.split("/")[:-1]))
+        for rel in missing:
+            failed.append((rel, f"{rel}: listed in MANIFEST.sha256 but missing"))
+    gone = pd.DataFrame({"path": missing, "status": "failed",
+                         "error": [f"{r}: listed in MANIFEST.sha256 but missing" for r in missing]})
+    if frames:  # the Dask path: each batch's files table
+        files = pd.concat([*frames, gone] if missing else frames, ignore_index=True)
+    else:
+        files = typed_keys(pd.DataFrame(rows + gone.to_dict("records")))
+    return files, failed
+
+
+def _plan(root: str | Path, batch_bytes: int, batch_files: int, spread: bool = False):
+    """(root, paths, rels, batches, manifest) of a batched ingest of ``root``; ``spread``: at least eight
+    batches where the files allow (16 files or more each), so that a small tree spreads over processes —
+    the same plan for any number of them, so that the tables are the same row for row and category for
+    category."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise IngestError(root, "expected a directory to ingest")
+    manifest = load_manifest(root)
+    paths = list(iter_files(root))
+    rels = [p.relative_to(root).as_posix() for p in paths]
+    if spread:
+        batch_files = min(batch_files, max(16, -(-len(paths) // 8)))
+    return root, paths, rels, plan_batches([p.stat().st_size for p in paths], batch_bytes, batch_files), manifest
+
+
+def _pool_init() -> None:
+    from .walk import _die_with_parent
+    _die_with_parent()
+
+
+def _pool_batch(args: tuple) -> dict[str, Any]:
+    return run_batch(*args)
+
+
+def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool = False,
+                batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None) -> ScaleResult:
+    """Read every file below ``root`` in batches and write ``out/<table>.parquet`` (the single-file layout)
+    with bounded memory: ``jobs`` forked processes (``jobs=1``: this process) each read a batch and write
+    its tables as parts; the parts are then merged in walk order, one at a time, into one file per table
+    (:func:`.tables.merge_parts`).  Everything is staged in ``out/.ingest-<pid>/``; the set is switched in
+    as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
+    :class:`.walk.WorkerDied` naming the files not read; nothing is written then."""
+    from .walk import WorkerDied, assemble as _assemble_empty, remove_stale_temps
+    t0 = time.perf_counter()
+    root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files, spread=True)
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)
+    tmp = out / f".ingest-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    work = [(str(root), rels[a:b], str(tmp), i,
+             None if manifest is None else {r: manifest[r] for r in rels[a:b] if r in manifest}, lenient, False)
+            for i, (a, b) in enumerate(batches)]
+    jobs = max(1, min(jobs, len(batches)))
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(paths), desc="ingest", unit="file")
+    results: list[dict[str, Any]] = []
+    try:
+        if jobs == 1:
+            for w in work:  # in this process: the scanner keeps its threads
+                results.append(_run_batch(Path(w[0]), w[1], Path(w[2]), w[3], w[4], w[5], False))
+                if bar is not None:
+                    bar.update(len(w[1]))
+        else:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures.process import BrokenProcessPool
+            from .walk import _start_method
+            with ProcessPoolExecutor(jobs, mp_context=mp.get_context(_start_method()), initializer=_pool_init) as pool:
+                try:
+                    for w, r in zip(work, pool.map(_pool_batch, work)):
+                        results.append(r)
+                        if bar is not None:
+                            bar.update(len(w[1]))
+                except BrokenProcessPool as e:
+                    left = [r for w in work[len(results):] for r in w[1]]
+                    raise WorkerDied(f"{root}: an ingest worker process died ({e}); {len(left)} of {len(paths)} "
+                                     f"files not read, first {', '.join(left[:3])}{' …' if len(left) > 3 else ''}; "
+                                     "no table written (rerun, with --jobs 1 to find a file that kills its reader)"
+                                     ) from None
+        t_read = time.perf_counter()
+        files, failed = _collect(results, rels, manifest)
+        rows: dict[str, int] = {}
+        empty = _assemble_empty([], [], None)
+        for name in TABLES:
+            parts = sorted((tmp / name).glob("part-*.parquet")) if (tmp / name).is_dir() else []
+            if parts:
+                rows[name] = tset.merge_parts(parts, tmp / f"{name}.parquet")
+                shutil.rmtree(tmp / name)
+            elif name in ("summary", "series"):
+                getattr(empty, name).to_parquet(tmp / f"{name}.parquet", index=False, compression="zstd")
+                rows[name] = 0
+        files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
+        names = ["files", *[t for t in TABLES if (tmp / f"{t}.parquet").is_file()]]
+        tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)
+        for name in names:
+            os.replace(tmp / f"{name}.parquet", out / f"{name}.parquet")
+        for name in TABLES:
+            if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
+                shutil.rmtree(out / name)
+            if name not in names:  # a table this data no longer has must not linger from an earlier build
+                (out / f"{name}.parquet").unlink(missing_ok=True)
+        tset.commit(out, names, root)
+    finally:
+        if bar is not None:
+            bar.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    t1 = time.perf_counter()
+    return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=jobs,
+                       seconds=t1 - t0, stages={"read": t_read - t0, "merge": t1 - t_read})
+
+
 def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, workers: int | None = None,
                 batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None,
                 client=None, lenient: bool = False) -> ScaleResult:
@@ -220,13 +376,8 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
     ``client``: an existing ``distributed.Client``; else one on ``address``, else a ``LocalCluster`` of
     ``workers`` processes (default: one per core), one thread each, closed at the end."""
     t0 = time.perf_counter()
-    root, out = Path(root).resolve(), Path(out).resolve()
-    if not root.is_dir():
-        raise IngestError(root, "expected a directory to ingest")
-    manifest = load_manifest(root)
-    paths = list(iter_files(root))
-    rels = [p.relative_to(root).as_posix() for p in paths]
-    batches = plan_batches([p.stat().st_size for p in paths], batch_bytes, batch_files)
+    root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files)
+    out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".ingest-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -257,26 +408,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
             client.close()
             if cluster is not None:
                 cluster.close()
-    files = pd.concat([r["files"] for r in results], ignore_index=True) if results else pd.DataFrame()
-    failed: list[tuple[str, str]] = []
-    seen_ctx: set[str] = set()
-    for r in results:
-        for f in r["failed"]:
-            if f[0] in r["context_errors"]:  # a bad run.json is met by every batch of its folder
-                if f[0] in seen_ctx:
-                    continue
-                seen_ctx.add(f[0])
-            failed.append(f)
-    if manifest is not None:
-        seen = set(rels)
-        missing = sorted(r for r in set(manifest) - seen if NOT_INGESTED.isdisjoint(r.split("/")[:-1]))
-        for rel in missing:
-            msg = f"{rel}: listed in MANIFEST.sha256 but missing"
-            failed.append((rel, msg))
-        if missing:
-            files = pd.concat([files, pd.DataFrame({"path": missing, "status": "failed",
-                                                    "error": [f"{r}: listed in MANIFEST.sha256 but missing"
-                                                              for r in missing]})], ignore_index=True)
+    files, failed = _collect(results, rels, manifest)
     rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
     files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
     tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)

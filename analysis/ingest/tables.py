@@ -186,3 +186,99 @@ def read_dataset(path: str | Path) -> pd.DataFrame:
         if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):
             df[c] = df[c].astype("category")
     return typed_keys(df)  # parts without a key promote it to null: Int64 again, as the serial path has it
+
+
+# --- one file from parts (the default ingest's bounded-memory write) ----------------------------------
+
+def _unify(cur, new):
+    """The Arrow type a column takes over parts of type ``cur`` (None: only nulls so far) and ``new``:
+    a category in any part → dictionary<int32, string> (a category); else text in any part → string;
+    int beside float → float64."""
+    import pyarrow as pa
+    text = pa.dictionary(pa.int32(), pa.string())
+    if pa.types.is_null(new):
+        return cur
+    if pa.types.is_dictionary(new) or cur == text:
+        return text
+    if _stringish(new) or (cur is not None and _stringish(cur)):
+        return pa.string()
+    if cur is None or cur == new:
+        return new
+    if (pa.types.is_integer(cur) or pa.types.is_floating(cur) or pa.types.is_boolean(cur)) and \
+            (pa.types.is_integer(new) or pa.types.is_floating(new) or pa.types.is_boolean(new)):
+        both_int = pa.types.is_integer(cur) and pa.types.is_integer(new)
+        return pa.int64() if both_int else pa.float64()
+    return pa.string()  # anything else that disagrees (a time beside a number): as text, never dropped
+
+
+def _pandas_column(name: str, t, seen: dict | None) -> dict:
+    """pandas' metadata entry for column ``name`` of the merged file (Int64 and categories come back)."""
+    import pyarrow as pa
+    m = dict(seen) if seen else {"name": name, "field_name": name, "metadata": None}
+    if pa.types.is_dictionary(t):
+        m.update(pandas_type="categorical", numpy_type="int32", metadata={"num_categories": None, "ordered": False})
+    elif pa.types.is_null(t):
+        m.update(pandas_type="empty", numpy_type="object", metadata=None)
+    elif pa.types.is_floating(t) and m.get("pandas_type") != "float64":
+        m.update(pandas_type="float64", numpy_type="float64", metadata=None)
+    elif pa.types.is_string(t) and m.get("pandas_type") not in ("unicode", "string"):
+        m.update(pandas_type="unicode", numpy_type="object", metadata=None)
+    elif not seen:
+        m.update(pandas_type=str(t), numpy_type=str(t.to_pandas_dtype().__name__) if hasattr(t, "to_pandas_dtype")
+                 else "object")
+    return m
+
+
+def _row_groups(parts: list[Path]):
+    import pyarrow.parquet as pq
+    for p in parts:
+        f = pq.ParquetFile(p)
+        for i in range(f.num_row_groups):
+            yield f.read_row_group(i)
+
+
+def merge_parts(parts: list[Path], dest: Path) -> int:
+    """Parquet parts written by pandas → one Parquet file ``dest``, their rows in the order given, one part
+    in memory at a time (the default ingest's bounded write).  Columns are the union of the parts' in
+    first-seen order (a column a part lacks is null there), typed by :func:`_unify`; pandas' metadata is
+    merged so ``pandas.read_parquet`` gives the categories and nullable integers the in-memory tables
+    have.  A part is read a row group at a time (a streamed log's part holds one per 32 MiB block).
+    Returns the rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    types: dict[str, Any] = {}
+    seen: dict[str, dict] = {}
+    base_meta: dict | None = None
+    for p in parts:
+        sch = pq.read_schema(p)
+        meta = json.loads(sch.metadata[b"pandas"]) if sch.metadata and b"pandas" in sch.metadata else None
+        base_meta = base_meta or meta
+        cols = {c["field_name"]: c for c in meta["columns"]} if meta else {}
+        for f in sch:
+            types[f.name] = _unify(types.get(f.name), f.type)
+            c = cols.get(f.name)
+            if c is not None and (f.name not in seen or seen[f.name].get("pandas_type") == "empty"):
+                seen[f.name] = c
+    fields = [pa.field(n, pa.null() if t is None else t) for n, t in types.items()]
+    meta = dict(base_meta or {"index_columns": [], "column_indexes": []})
+    meta["index_columns"] = []
+    meta["columns"] = [_pandas_column(f.name, f.type, seen.get(f.name)) for f in fields]
+    schema = pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+    rows = 0
+    with pq.ParquetWriter(dest, schema, compression="zstd") as w:
+        for t in _row_groups(parts):
+            cols = []
+            for f in fields:
+                if f.name not in t.column_names:
+                    cols.append(pa.nulls(t.num_rows, f.type))
+                    continue
+                c = t.column(f.name)
+                if c.type != f.type:
+                    if _stringish(f.type) and not _stringish(c.type) and not pa.types.is_null(c.type):
+                        c = c.cast(pa.string())  # a number beside text: its text (arrow casts no number to a dictionary)
+                    c = c.cast(f.type)
+                cols.append(c)
+            w.write_table(pa.Table.from_arrays(cols, schema=schema))
+            rows += t.num_rows
+            del t, cols
+    return rows

@@ -65,6 +65,8 @@ CBT_AUX = re.compile(r"^(?:historic_ops\.out|objecter\.\d+\.log|recovery\.log)(?
 #: among them: rados bench output is often saved as one)
 NOTES = re.compile(r"^(?:README(?:\..*)?|COMMAND|.*\.(?:md|rst|sh|py))$", re.IGNORECASE)
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
+#: the capture's own files stored decompressed (``gunzip -r`` on an archive: ``cbt.log.gz`` → ``cbt.log``)
+_CAPTURE_AUX_PLAIN = {n.removesuffix(".gz") for n in CAPTURE_AUX}
 MANIFEST = "MANIFEST.sha256"
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
@@ -510,7 +512,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     elif p.name.startswith(CBT_SETTINGS) or name == "cbt_config.yaml":
         row["status"] = "context"
         row["kind"] = "cbt-settings" if p.name.startswith(CBT_SETTINGS) else "cbt-config"
-    elif p.name in CAPTURE_AUX or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json") \
+    elif p.name in CAPTURE_AUX or name in _CAPTURE_AUX_PLAIN or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json") \
             or (p.name.startswith("campaign-") and p.suffix == ".yaml"):  # a campaign file before its repeats were raised
         row["status"] = "context"
         row["kind"] = "capture-aux"
@@ -693,7 +695,8 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
 
     ``jobs`` > 1 reads consecutive runs of files in that many forked processes and merges their tables
     here: the same tables as ``jobs=1``, row for row and category for category.  All tables are held in
-    memory in this process; ``analysis.ingest.scale`` runs the per-file work on Dask with bounded memory.
+    memory in this process: for a notebook's or a test's tree.  The command line writes with bounded
+    memory instead (``analysis.ingest.scale.ingest_pool``: the same tables, batch by batch, via parts).
     ``lenient``: empty, unrecognised, unlisted and changed files listed, not failed (module docstring)."""
     root = Path(root).resolve()
     single = root.is_file()
@@ -778,15 +781,16 @@ def check_writable(out: str | Path) -> None:
 
 
 _TMP_NAME = re.compile(r"^\.[\w.-]+\.tmp-(\d+)(?:\.\w+)?$")
+_TMP_DIR = re.compile(r"^\.ingest-(\d+)$")
 
 
 def remove_stale_temps(out: Path) -> list[Path]:
-    """Remove the temp files (``.<name>.tmp-<pid>``) left in ``out`` by an ingest that was killed or failed:
-    those whose process is gone.  Returns what was removed."""
+    """Remove what an ingest that was killed or failed left in ``out``: temp files (``.<name>.tmp-<pid>``)
+    and staging folders (``.ingest-<pid>``) whose process is gone.  Returns what was removed."""
     gone = []
     for p in out.iterdir() if out.is_dir() else []:
-        m = _TMP_NAME.match(p.name)
-        if not m or not p.is_file():
+        m = _TMP_NAME.match(p.name) if p.is_file() else _TMP_DIR.match(p.name) if p.is_dir() else None
+        if not m:
             continue
         pid = int(m.group(1))
         try:
@@ -796,7 +800,10 @@ def remove_stale_temps(out: Path) -> list[Path]:
             pass
         except PermissionError:
             continue  # alive, someone else's
-        p.unlink(missing_ok=True)
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
         gone.append(p)
     return gone
 
