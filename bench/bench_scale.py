@@ -328,6 +328,16 @@ def _manifest_digest(raw: Path) -> str:
     return hashlib.sha256(m.read_bytes()).hexdigest()[:16] if m.is_file() else "no-manifest"
 
 
+def walked_files(root: Path) -> int:
+    """Files below ``root`` that ``ingest`` walks: not under a folder it keeps but does not read
+    (``walk.NOT_INGESTED``: ``_superseded``) or skips (``walk._SKIP_DIRS``)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from analysis.ingest.walk import _SKIP_DIRS, NOT_INGESTED
+    return sum(len(fns) for dp, _, fns in os.walk(root)
+               if not (set(Path(dp).relative_to(root).parts) & (NOT_INGESTED | _SKIP_DIRS)))
+
+
 def _tree_stats(root: Path) -> tuple[int, int]:
     n = b = 0
     for dirpath, _, filenames in os.walk(root):
@@ -654,6 +664,38 @@ def _kill_group(pgid: int, res: dict) -> None:
 # correctness: a child process reads every output with pyarrow
 # =============================================================================================
 
+#: issue 26's targets for the default path on this corpus, and the default path's figures before it
+#: (reports/bench.md of 2026-11-23, git 4332a31: --jobs 2 on the 6.94 GiB corpus of then)
+TARGET_MBPS = 150.0
+TARGET_TREE_GIB = 2.0
+BEFORE = {"date": "2026-11-23", "wall_s": 219.52, "mbps": 34, "tree_mib": 14354, "largest_mib": 14386}
+_STAGES = re.compile(r"in (\d+) batches on (\d+) process\(es\): read ([\d.]+) s, merge ([\d.]+) s")
+KIND_SAMPLE_FILES = 60          # files timed per kind (all of a kind with fewer)
+
+
+def _worker_kinds(corpus: str, res_path: str) -> None:
+    """One process, one scanner thread (as one pool worker): ``walk.ingest_file`` (hash, detect, read,
+    value rules) on a sample of each kind's files, timed per kind → JSON {kind: [files, bytes, s]}."""
+    from analysis.ingest import _scan
+    from analysis.ingest.walk import ingest_file
+    _scan.THREADS = 1
+    root = Path(corpus)
+    by: dict[str, list[Path]] = {}
+    for dp, _, fns in sorted(os.walk(root)):
+        for fn in sorted(fns):
+            by.setdefault(kind_by_name(fn) if not dp.startswith(str(root / "big-")) else "fio-log (big log)",
+                          []).append(Path(dp) / fn)
+    out = {}
+    for kind, paths in sorted(by.items()):
+        pick = paths[:KIND_SAMPLE_FILES]  # consecutive, as a batch reads them (fio logs share their folder's JSON)
+        t0 = time.perf_counter()
+        for q in pick:
+            ingest_file(q, q.parent, {}, None, lenient=True)
+        out[kind] = [len(pick), sum(q.stat().st_size for q in pick), time.perf_counter() - t0,
+                     len(paths), sum(q.stat().st_size for q in paths)]
+    Path(res_path).write_text(json.dumps(out))
+
+
 def _worker_check(outs: list[str], res_path: str) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -763,8 +805,8 @@ def compare(labels: list[str], stats: list[dict], corpus_files: int) -> list[lis
         rows.append([f"{name}: rows equal", " vs ".join(f"{c:,}" for c in counts) + f" [{lay}]",
                      verdict(len(set(counts)) == 1)])
         if name == "files":
-            rows.append(["files: rows == files in the corpus", f"{counts[0]:,} vs {corpus_files:,}",
-                         verdict(all(c == corpus_files for c in counts))])
+            rows.append(["files: rows == files the ingest walks (the corpus minus `_superseded/`, kept, not read)",
+                         f"{counts[0]:,} vs {corpus_files:,}", verdict(all(c == corpus_files for c in counts))])
             bad = [f"{lab}: {x['status'].get('failed', 0)}" for lab, x in zip(labels, per)]
             rows.append(["files: status 'failed'", ", ".join(bad),
                          verdict(all(x["status"].get("failed", 0) == 0 for x in per))])
@@ -1077,7 +1119,7 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
             continue
         stats = [st[str(p)] for _, p in present]
-        rows = compare([k for k, _ in present], stats, ci["files"])
+        rows = compare([k for k, _ in present], stats, walked_files(workdir / cn))
         for r in rows:
             checks.append([f"{cn}: {r[0]}", r[1], r[2]])
         if cn == "corpus" and stats[0].get("files"):
@@ -1196,6 +1238,59 @@ def main(argv: list[str] | None = None) -> int:
     for ln in md_table(head, table, "llrrrrrrrrrl"):
         say(ln)
     say()
+    # ------------------------------------------------------------------ issue 26's targets
+    say("## Targets of the default path (issue 26)")
+    say()
+    trows = []
+    dask_best = min((med[("corpus", k)] for k, _, _, _ in usable if k.startswith("dask") and ("corpus", k) in med),
+                    default=None)
+    for key, label, _, bad in usable:
+        rs = [r for r in runs[("corpus", key)] if r["completed"]]
+        if key.startswith("dask") or bad or not rs:
+            continue
+        m = med[("corpus", key)]
+        mbps = c["bytes"] / 1e6 / m
+        tree = max(r["tree_rss_max_kb"] for r in rs) / 1024
+        st = [tuple(map(float, x.groups()[2:])) for r in rs if (x := _STAGES.search(r["stdout"]))]
+        stages = (f"read {statistics.median(a_ for a_, _ in st):.1f} s, merge "
+                  f"{statistics.median(b_ for _, b_ in st):.1f} s") if st else "—"
+        trows.append([label, f"{mbps:,.0f} MB/s", "PASS" if mbps >= TARGET_MBPS else "MISS",
+                      f"{tree:,.0f} MiB", "PASS" if tree <= TARGET_TREE_GIB * 1024 else "MISS", stages,
+                      f"{BEFORE['tree_mib'] / tree:.1f}× less memory, {mbps / BEFORE['mbps']:.2f}× the MB/s",
+                      f"{dask_best / m:.2f}× the speed" if dask_best else "—"])
+    for ln in md_table(["step", f"speed (target ≥ {TARGET_MBPS:.0f} MB/s)", "", "tree Σ peak (target ≤ "
+                        f"{TARGET_TREE_GIB:g} GiB)", "", "stages (CLI's own timing)",
+                        f"vs the default path of {BEFORE['date']} (--jobs 2: {BEFORE['mbps']} MB/s, tree Σ "
+                        f"{BEFORE['tree_mib']:,} MiB; another corpus build)", "vs the fastest --dask here"],
+                       trows, "llllllll"):
+        say(ln)
+    say()
+    kres = Path(workdir) / ".kinds.json"
+    print("(timing each kind in one process, one scanner thread …)", flush=True)
+    subprocess.run([sys.executable, __file__, "--worker", "kinds", str(kres), str(workdir / "corpus")],
+                   cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+    if kres.is_file():
+        kinds = json.loads(kres.read_text())
+        krows, total = [], 0.0
+        for k, (n, b, sec, nall, ball) in sorted(kinds.items(), key=lambda kv: -kv[1][4]):
+            rate = b / 1e6 / sec if sec > 0 else float("inf")
+            est = ball / 1e6 / rate if rate else 0.0
+            total += est
+            krows.append([k, f"{n:,} of {nall:,}", f"{b / 2**20:,.0f} MiB", f"{rate:,.1f}",
+                          f"{ball / 2**20:,.0f} MiB", f"{est:,.1f}",
+                          "PASS" if rate >= TARGET_MBPS / 2 else "MISS"])
+        for r in krows:
+            r.append(f"{100 * float(r[5].replace(',', '')) / total:.0f} %" if total else "")
+        say(f"Where the time goes: each kind read by `walk.ingest_file` (SHA-256, detection, reader, value "
+            f"rules) in one process with one scanner thread, as one pool worker reads, on a sample of its "
+            f"files; a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
+            f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge).")
+        say()
+        for ln in md_table(["kind (by file name)", "files timed", "bytes timed", "MB/s (one core)", "bytes in corpus",
+                            "one-core s (estimate)", f"≥ {TARGET_MBPS / 2:.0f} MB/s", "share of the time"],
+                           krows, "lrrrrrlr"):
+            say(ln)
+        say()
     if real_kinds:
         say("Mix by kind as ingest classified it (files.parquet of the first mode's scale run): "
             + "; ".join(f"{k if k != 'None' else '(no kind: unrecognised/empty)'} {v[0]:,} files "
@@ -1219,6 +1314,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker" and sys.argv[2] == "kinds":
+        _worker_kinds(sys.argv[4], sys.argv[3])
+        sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "--worker" and sys.argv[2] == "check":
         _worker_check(sys.argv[4:], sys.argv[3])
         sys.exit(0)

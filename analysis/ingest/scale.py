@@ -46,6 +46,8 @@ from .walk import (IngestResult, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assem
                    load_manifest)
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
+#: Parquet options of a part that only lives until the merge (statistics cost half of a write's time)
+TEMP_PART = {"compression": "lz4", "write_statistics": False}
 
 
 @dataclass
@@ -79,9 +81,9 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = Tr
     whole as ``table_dir/part-<batch>.parquet`` (``split=False``: parts to be merged into one file)."""
     if df is None or not len(df):
         return 0
-    if not split:
+    if not split:  # a temporary part: written fast (lz4, no statistics), merged into the file later
         table_dir.mkdir(parents=True, exist_ok=True)
-        df.to_parquet(table_dir / f"part-{batch:06d}.parquet", index=False, compression="zstd")
+        df.to_parquet(table_dir / f"part-{batch:06d}.parquet", index=False, **TEMP_PART)
         return len(df)
     camp = df["campaign"].astype("string").fillna(NO_CAMPAIGN) if "campaign" in df else \
         pd.Series(NO_CAMPAIGN, index=df.index, dtype="string")
@@ -103,8 +105,9 @@ class _PartWriter:
     dictionary per row group; the schema of the first block), removed again if the file that wrote it
     fails midway."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, temporary: bool = False):
         self.path, self.writer, self.schema, self.rows = path, None, None, 0
+        self.options = TEMP_PART if temporary else {"compression": "zstd"}
 
     def write(self, df: pd.DataFrame) -> None:
         import pyarrow as pa
@@ -115,7 +118,7 @@ class _PartWriter:
             self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if _stringish(f.type)
                                      else f for f in t.schema])
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
+            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options)
         self.writer.write_table(t.cast(self.schema, safe=False).replace_schema_metadata(None))
         self.rows += len(df)
 
@@ -138,8 +141,8 @@ class _PartSink:
         sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}" if split \
             else Path()
         name = f"part-{batch:06d}-{n:04d}.parquet"
-        self.series = _PartWriter(out / "series" / sub / name)
-        self.blk = _PartWriter(out / "blk_requests" / sub / name)
+        self.series = _PartWriter(out / "series" / sub / name, temporary=not split)
+        self.blk = _PartWriter(out / "blk_requests" / sub / name, temporary=not split)
 
     @property
     def rows(self) -> int:
