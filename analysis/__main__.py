@@ -171,7 +171,13 @@ def _table_path(proc: Path, name: str) -> Path | None:
 
 
 def _claims(a: argparse.Namespace) -> int:
+    from .ingest.tables import TableSetError, verify
     proc, out = Path(a.processed), Path(a.out)
+    try:
+        verify(proc)  # one complete ingest's set, or a one-line error naming `make data`
+    except TableSetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     paths = {n: _table_path(proc, n) for n in ("summary", "series")}
     missing = [n for n, p in paths.items() if p is None]
     if missing:

@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from analysis.ingest import tables as tset
 from analysis.stats import aggregate as ag
 from conftest import ROOT
 
@@ -87,9 +88,15 @@ def _categorical(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**{c: df[c].astype("category") for c in df.columns if df[c].dtype in (object, "str")})
 
 
+def _commit(proc: Path) -> None:
+    """The set's record, as an ingest writes it last (``aggregate`` reads only a complete set)."""
+    tset.commit(proc, [n for n in ("files", "summary", "series", "blk_requests") if tset.layout(proc, n)])
+
+
 def _write_single(proc: Path, table: str, df: pd.DataFrame) -> None:
     proc.mkdir(parents=True, exist_ok=True)
     _categorical(df).to_parquet(proc / f"{table}.parquet", index=False)
+    _commit(proc)
 
 
 def _write_partitioned(proc: Path, table: str, df: pd.DataFrame) -> None:
@@ -97,7 +104,8 @@ def _write_partitioned(proc: Path, table: str, df: pd.DataFrame) -> None:
     t = pa.Table.from_pandas(_categorical(df.assign(campaign=df["campaign"].fillna("_none"))),
                              preserve_index=False)
     ds.write_dataset(t, proc / table, format="parquet", partitioning=["campaign", "kind"],
-                     partitioning_flavor="hive")
+                     partitioning_flavor="hive", basename_template="part-{i}.parquet")
+    _commit(proc)
 
 
 def _write_parts_by_hand(proc: Path, table: str, df: pd.DataFrame) -> None:
@@ -111,6 +119,7 @@ def _write_parts_by_hand(proc: Path, table: str, df: pd.DataFrame) -> None:
             d.mkdir(parents=True, exist_ok=True)
             _categorical(g.drop(columns=["campaign", "kind"])).to_parquet(d / f"part-{batch:06d}.parquet",
                                                                           index=False)
+    _commit(proc)
 
 
 WRITERS = {"single": _write_single, "pyarrow": _write_partitioned, "by-hand": _write_parts_by_hand}
@@ -184,11 +193,15 @@ def test_cell_stats_several_jobs(proc: Path):
 
 
 def test_source_layouts(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match=str(tmp_path / "series.parquet")):
+    with pytest.raises(tset.TableSetError, match="no processed tables"):
         ag.per_second_percentiles(tmp_path)
+    _write_single(tmp_path, "series", _series())
     with pytest.raises(FileNotFoundError, match="blk_requests"):
         ag.source(tmp_path, "blk_requests")
-    _write_single(tmp_path, "series", _series())
+    (tmp_path / "tables.json").unlink()  # what an ingest stopped midway leaves: refused
+    with pytest.raises(tset.TableSetError, match="series but no tables.json"):
+        ag.source(tmp_path, "series")
+    _commit(tmp_path)
     assert "series.parquet" in ag.source(tmp_path, "series")
     _write_partitioned(tmp_path, "series", _series().assign(value=1.0))      # the folder wins
     assert ag.per_second_percentiles(tmp_path, where={"kind": "fio-log"})["p50"].eq(1.0).all()
@@ -225,8 +238,9 @@ def test_real_per_second_percentiles(real_series: pa.Table, real_proc: Path, tmp
     pd.testing.assert_frame_equal(single, exp, check_exact=False, rtol=1e-12)
     assert (single[PCOLS] == exp[PCOLS]).all().all()          # order statistics: exactly numpy's
     ds.write_dataset(real_series, tmp_path / "series", format="parquet", partitioning=["campaign", "kind"],
-                     partitioning_flavor="hive")
+                     partitioning_flavor="hive", basename_template="part-{i}.parquet")
     assert len(list((tmp_path / "series").glob("campaign=*/kind=*/*.parquet"))) > 2
+    _commit(tmp_path)
     pd.testing.assert_frame_equal(ag.per_second_percentiles(tmp_path, where=where), single)
 
 

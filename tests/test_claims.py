@@ -231,10 +231,14 @@ def test_repeats_needed_is_the_rounded_up_root_of_solve_power():
 # --- the CLI and the report ------------------------------------------------------------------------
 
 def test_cli_exits_2_naming_the_missing_table(tmp_path, capsys):
+    from analysis.ingest import tables as tset
     assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "summary.parquet" in err and len(err.splitlines()) == 1
+    assert "no processed tables" in err and "make data" in err and len(err.splitlines()) == 1
     pd.DataFrame({"campaign": ["x"]}).to_parquet(tmp_path / "summary.parquet")
+    assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
+    assert "summary but no tables.json" in capsys.readouterr().err  # not one ingest's set: refused
+    tset.commit(tmp_path, ["summary"])
     assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
     assert "series.parquet" in capsys.readouterr().err
     assert not (tmp_path / "c.csv").exists()

@@ -141,3 +141,34 @@ def test_a_streamed_block_trace_writes_its_request_rows_to_parts_block_by_block(
     pd.testing.assert_frame_equal(canonical(got), canonical(serial.tables["blk_requests"]), check_dtype=False)
     pd.testing.assert_frame_equal(canonical(read_dataset(out / "series")), canonical(serial.series),
                                   check_dtype=False)
+
+
+def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
+    """Bounded memory (issue 26): with batches of the same size, the parent's Arrow allocation peak (a fresh
+    process each: ``max_memory`` of Arrow's pool, the merge's buffers) is no larger for a tree four times
+    larger (2 vs 8 copies of the fio and trace fixtures), while the rows written grow four-fold; the
+    workers read in their own processes."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+
+    def tree(n: int) -> Path:
+        root = tmp_path / f"copies-{n}"
+        for i in range(n):
+            shutil.copytree(FIXTURES / "fio", root / f"c{i}" / "fio")
+            shutil.copytree(FIXTURES / "blktrace", root / f"c{i}" / "blktrace")
+        return root
+
+    code = ("import json, sys, pyarrow as pa\n"
+            "from analysis.ingest.scale import ingest_pool\n"
+            "r = ingest_pool(sys.argv[1], sys.argv[2], jobs=2, lenient=True, batch_files=16, progress=False)\n"
+            "print(json.dumps({'peak': pa.default_memory_pool().max_memory(), 'rows': r.rows['series'],\n"
+            "                  'failed': len(r.failed)}))\n")
+    got = []
+    for n in (2, 8):
+        out = subprocess.run([sys.executable, "-c", code, str(tree(n)), str(tmp_path / f"out-{n}")], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+        got.append(json.loads(out.strip().splitlines()[-1]))
+    assert got[0]["failed"] == got[1]["failed"] == 0
+    assert got[1]["rows"] == 4 * got[0]["rows"] > 9000
+    assert 0 < got[1]["peak"] <= 1.25 * got[0]["peak"], got  # one row group at a time, not the whole table

@@ -53,8 +53,11 @@ def source(proc: str | Path, table: str) -> str:
     """DuckDB FROM-expression for ``table`` under ``proc``: the partitioned dataset ``proc/table/``
     if it holds Parquet files (it wins over a single file), else ``proc/table.parquet``.
 
-    Raises FileNotFoundError naming both paths if neither exists."""
+    The folder must hold one complete ingest's set (``analysis.ingest.tables.verify``: TableSetError
+    naming ``make data`` otherwise); FileNotFoundError naming both paths if the set lacks ``table``."""
+    from analysis.ingest.tables import verify
     proc = Path(proc)
+    verify(proc)  # a half-replaced or hand-mixed folder is refused, never aggregated
     d, f = proc / table, proc / f"{table}.parquet"
     if d.is_dir() and next(d.rglob("*.parquet"), None) is not None:
         if any(ch in str(d) for ch in "*?[{"):   # glob metacharacters in the folder: list the files
