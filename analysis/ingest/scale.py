@@ -352,16 +352,8 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                 getattr(empty, name).to_parquet(tmp / f"{name}.parquet", index=False, compression="zstd")
                 rows[name] = 0
         files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
-        names = ["files", *[t for t in TABLES if (tmp / f"{t}.parquet").is_file()]]
-        tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)
-        for name in names:
-            os.replace(tmp / f"{name}.parquet", out / f"{name}.parquet")
-        for name in TABLES:
-            if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
-                shutil.rmtree(out / name)
-            if name not in names:  # a table this data no longer has must not linger from an earlier build
-                (out / f"{name}.parquet").unlink(missing_ok=True)
-        tset.commit(out, names, root)
+        tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
+                     root)
     finally:
         if bar is not None:
             bar.close()

@@ -103,6 +103,28 @@ def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path
     return rec
 
 
+def install(out: str | Path, staged: dict[str, Path], root: str | Path | None = None) -> dict[str, Path]:
+    """Switch in one ingest's set of single-file tables (``staged``: name → finished temp file in ``out``'s
+    file system): record withdrawn (:func:`begin`), each renamed to ``<name>.parquet`` (a partitioned copy
+    of it removed), a table the set lacks removed, record written (:func:`commit`).  Returns the paths."""
+    import shutil
+    out = Path(out)
+    begin(out)  # from here until commit the folder holds no complete set, and says so
+    final = {}
+    for name, src in staged.items():
+        final[name] = out / f"{name}.parquet"
+        os.replace(src, final[name])
+        if (out / name).is_dir():  # the Dask path's partitioned copy is now stale
+            shutil.rmtree(out / name)
+    for name in OPTIONAL:  # a table this data no longer has must not linger from an earlier build
+        if name not in staged:
+            (out / f"{name}.parquet").unlink(missing_ok=True)
+            if (out / name).is_dir():
+                shutil.rmtree(out / name)
+    commit(out, list(staged), root)
+    return final
+
+
 def verify(out: str | Path) -> dict[str, Any]:
     """``out``'s record when every table it lists is there with its recorded layout, rows (and bytes) and no
     other table of an ingest lies beside them; else TableSetError saying what differs."""

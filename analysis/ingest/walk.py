@@ -822,20 +822,7 @@ def write_tables(result: IngestResult, out: str | Path, root: str | Path | None 
         for name, df in tables.items():
             tmp = tmps[name] = out / f".{name}.parquet.tmp-{os.getpid()}"  # removed below even if half-written
             df.to_parquet(tmp, index=False, compression="zstd")
-        tset.begin(out)  # from here until commit the folder holds no complete set, and says so
-        final = {}
-        for name, tmp in tmps.items():
-            final[name] = out / f"{name}.parquet"
-            os.replace(tmp, final[name])
-            if (out / name).is_dir():  # a partitioned copy from the Dask path is now stale
-                shutil.rmtree(out / name)
-        for name in OPTIONAL_TABLES:  # a table this data no longer has must not linger from an earlier build
-            if name not in result.tables:
-                (out / f"{name}.parquet").unlink(missing_ok=True)
-                if (out / name).is_dir():  # the Dask path's copy of it
-                    shutil.rmtree(out / name)
-        tset.commit(out, list(tables), root)
-        return final
+        return tset.install(out, tmps, root)
     finally:
         for tmp in tmps.values():
             if tmp.exists():
