@@ -1,0 +1,164 @@
+"""The timeline reader's fast path (Arrow CSV over the sample lines' row bytes) against its plain one.
+
+The plain reader (``json.loads`` per line, object columns) is the reference.  These tests switch the
+fast path off (no deferred lines, no Arrow) and require the same result — tables, meta, partial flag — or
+the same error (message and line) on real timelines captured here and on sample lines damaged in every
+way the fast path has to notice and hand back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.ingest import IngestError
+from analysis.ingest import ceph_timeline as ct
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "data" / "raw"
+FIX = ROOT / "tests" / "fixtures" / "ceph_timeline" / "scrub-snaptrim-recovery.jsonl"
+NEVER = re.compile(rb"(?!)")
+
+
+def _result(path: Path, data: bytes, plain: bool, monkeypatch) -> tuple:
+    with monkeypatch.context() as m:
+        if plain:
+            m.setattr(ct, "_FAST_SAMPLE", NEVER)
+            m.setattr(ct, "_columns_fast", lambda *a, **k: None)
+        try:
+            r = ct.parse(path, data)
+        except IngestError as e:
+            return ("error", e.line, e.message)
+    return ("ok", r.partial, r.meta, r.summary, r.series)
+
+
+def _same(path: Path, data: bytes, monkeypatch) -> tuple:
+    fast, plain = _result(path, data, False, monkeypatch), _result(path, data, True, monkeypatch)
+    assert fast[0] == plain[0], (fast[:3], plain[:3])
+    if fast[0] == "error":
+        assert fast == plain
+    else:
+        assert fast[1:3] == plain[1:3]
+        pd.testing.assert_frame_equal(fast[3], plain[3])
+        pd.testing.assert_frame_equal(fast[4], plain[4])
+    return fast
+
+
+def _real() -> list[Path]:
+    """One timeline per (campaign, scenario) of the shipped captures, plus the fixture."""
+    seen, out = set(), [FIX]
+    for p in sorted(RAW.glob("**/timeline.jsonl.gz")):
+        key = p.parts[-5:-3]
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("path", _real(), ids=lambda p: "/".join(p.parts[-6:-1]) or p.name)
+def test_real_timelines_read_the_same_and_take_the_fast_path(path, monkeypatch):
+    data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    doc = ct._load(path, data)
+    deferred = sum(isinstance(s[2], tuple) for s in doc["samples"])
+    fields = doc["header"]["pg_fields"]
+    assert deferred == len(doc["samples"]) > 0          # every sample line of the poller is deferred
+    assert ct._columns_fast(fields, doc["samples"]) is not None  # and Arrow accepts them all
+    r = _same(path, data, monkeypatch)
+    assert r[0] == "ok" and len(r[4]) > 0
+
+
+def test_there_are_real_timelines_to_compare():
+    assert len(_real()) >= 8  # qos-2026, qos-v2, qos-reef, pilots × scenarios
+
+
+HDR = json.dumps({"format": "cephqos-pg-timeline", "version": 1, "ceph_version": "ceph version 16.2.15",
+                  "pools": {"2": "scrub", "3": "snap"}, "started_unix": 1763740000.0, "interval_s": 1.0,
+                  "pg_fields": ["pgid", "state", "num_objects", "num_bytes", "degraded", "misplaced",
+                                "unfound", "snaptrimq_len", "last_scrub_stamp", "last_deep_scrub_stamp",
+                                "note"]}, separators=(",", ":"))
+ROW = '["2.0","active+clean",10,4096,0,0,0,0,1763739000.5,1763739000.5,"x"]'
+ROW2 = '["3.1","active+clean+snaptrim",7,8192,0,0,0,2,1763739000.5,1763739000.5,"y"]'
+
+
+def _file(*samples: str) -> bytes:
+    lines = [HDR] + [f'{{"t":{1763740001 + k}.0,"pgs":[{s}]}}' for k, s in enumerate(samples)]
+    lines.append('{"t":1763740099.0,"end":true,"samples":%d}' % len(samples))
+    return ("\n".join(lines) + "\n").encode()
+
+
+GOOD = f"{ROW},{ROW2}"
+DAMAGES = {
+    "good": GOOD,
+    "json.dumps separators": None,                      # built below with ", " and ": "
+    "quoted number": GOOD.replace(",10,", ',"10",', 1),
+    "boolean": GOOD.replace(",10,", ",true,", 1),
+    "NaN": GOOD.replace(",10,", ",NaN,", 1),
+    "Infinity": GOOD.replace(",10,", ",Infinity,", 1),
+    "huge exponent": GOOD.replace(",4096,", ",1e999,", 1),
+    "negative": GOOD.replace(",4096,", ",-4096,", 1),
+    "bytes out of range": GOOD.replace(",4096,", ",1e19,", 1),
+    "stamp out of range": GOOD.replace("1763739000.5,", "17637390000.5,", 1),
+    "null value": GOOD.replace(",10,", ",null,", 1),
+    "null pgid": GOOD.replace('"2.0"', "null", 1),
+    "numeric state": GOOD.replace('"active+clean"', "5", 1),
+    "pgid without a dot": GOOD.replace('"2.0"', '"20"', 1),
+    "escape in state": GOOD.replace('active+clean"', 'active+clean\\u0041"', 1),
+    "quote in a string": GOOD.replace('"x"', '"a\\"b"', 1),
+    "control char in state": GOOD.replace("active+clean", "active\x01clean", 1),
+    "colon in a string": GOOD.replace('"x"', '"10:00"', 1),
+    "comma in a string": GOOD.replace('"x"', '"a,b"', 1),
+    "short row": GOOD.replace(',"x"]', "]", 1),
+    "long row": GOOD.replace(',"x"]', ',"x",1]', 1),
+    "empty row": f"{ROW},[],{ROW2}",
+    "nested value": GOOD.replace('"x"', "[1,2]", 1),
+    "object value": GOOD.replace('"x"', '{"a":1}', 1),
+    "plus sign": GOOD.replace(",10,", ",+10,", 1),
+    "leading zero": GOOD.replace(",10,", ",010,", 1),
+    "hex": GOOD.replace(",10,", ",0x10,", 1),
+    "trailing comma": GOOD + ",",
+    "missing bracket": GOOD[:-1],
+    "non-utf8": GOOD.replace("active+clean", "active+clXean", 1),  # X → byte 0xff below
+}
+
+
+@pytest.mark.parametrize("name", list(DAMAGES))
+def test_damaged_sample_lines_read_as_the_plain_reader_reads_them(name, monkeypatch, tmp_path):
+    if name == "json.dumps separators":
+        rows = [json.loads(ROW), json.loads(ROW2)]
+        body = "\n".join([HDR] + [json.dumps({"t": 1763740001.0 + k, "pgs": rows}) for k in range(3)]
+                         + ['{"t": 1763740099.0, "end": true, "samples": 3}']) + "\n"
+        data = body.encode()
+    else:
+        data = _file(GOOD, DAMAGES[name], GOOD).replace(b"clXean", b"cl\xffean")
+    r = _same(tmp_path / "t.jsonl", data, monkeypatch)
+    if name in ("good", "json.dumps separators", "null value", "colon in a string", "escape in state",
+                "quote in a string"):
+        assert r[0] == "ok" and not r[1]
+    if name in ("quoted number", "boolean", "negative", "bytes out of range", "stamp out of range",
+                "null pgid", "numeric state", "pgid without a dot", "short row", "long row", "empty row",
+                "trailing comma", "missing bracket", "control char in state", "non-utf8", "hex",
+                "huge exponent", "Infinity"):
+        assert r[0] == "error" and r[1] == 3, r[:3]
+
+
+def test_a_broken_deferred_line_is_reported_before_a_later_error(monkeypatch, tmp_path):
+    # line 3 is a sample line the fast path defers (not decoded in _load); line 5 goes back in time
+    broken = '{"t":1763740002.0,"pgs":[["2.0","active+clean",1,2,0,0,0,0,null,null,"x"],,]}'
+    back = '{"t":1763739990.0,"pgs":[%s]}' % ROW
+    lines = [HDR, f'{{"t":1763740001.0,"pgs":[{ROW}]}}', broken, f'{{"t":1763740003.0,"pgs":[{ROW}]}}', back]
+    data = ("\n".join(lines) + "\n").encode()
+    r = _same(tmp_path / "t.jsonl", data, monkeypatch)
+    assert r[0] == "error" and r[1] == 3 and "JSON" in r[2]
+
+
+def test_truncated_last_sample_line_stays_partial(monkeypatch, tmp_path):
+    # a last line without newline that happens to end in "]]}" but is not JSON: truncation, not an error
+    data = _file(GOOD, GOOD)[:-len(b'{"t":1763740099.0,"end":true,"samples":2}\n')]
+    data += b'{"t":1763740003.0,"pgs":[["2.0","act]]}'
+    r = _same(tmp_path / "t.jsonl", data, monkeypatch)
+    assert r[0] == "ok" and r[1] and r[2]["truncated_last_line"]
