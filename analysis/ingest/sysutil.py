@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import IngestError, Parsed, json_number, series_blocks_frame, summary_frame
+from .base import IngestError, Parsed, series_blocks_frame, summary_frame
 
 KIND = "sysutil"
 _SNIFF = re.compile(rb'\A(?:\xef\xbb\xbf)?[ \t\r\n]*\{[ \t]*"t"[ \t]*:[ \t]*[0-9.eE+]+[ \t]*,[ \t]*"cpu"[ \t]*:[ \t]*\{')
@@ -53,15 +53,18 @@ def sniff(head: bytes) -> bool:
 _MAX = 1e15
 
 
-def _bad_leaf(obj: Any, prefix: str) -> str | None:
-    """The first value of a sample that is not a JSON number or null, or whose magnitude is at least
-    :data:`_MAX`, as ``"key.sub = value"``; None when all are."""
+def _flat(obj: dict[str, Any], prefix: str, out: dict[str, Any]) -> str | None:
+    """Flatten a sample into ``out`` (``{"disk\tvda\treads": value}``), checking each leaf on the way:
+    the first value that is not a JSON number or null, or whose magnitude is at least :data:`_MAX`, is
+    returned as ``"key.sub = value"``; None when all are."""
     for k, v in obj.items():
-        if isinstance(v, dict):
-            if (bad := _bad_leaf(v, f"{prefix}{k}.")) is not None:
+        if type(v) is dict:
+            if (bad := _flat(v, f"{prefix}{k}\t", out)) is not None:
                 return bad
-        elif v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) < _MAX):
-            return f"{prefix}{k} = {json.dumps(v)[:40]}"
+        elif v is None or ((type(v) is float or type(v) is int) and abs(v) < _MAX):
+            out[prefix + k] = v
+        else:  # bool, text, list, a huge number, inf/NaN
+            return f"{prefix.replace(chr(9), '.')}{k} = {json.dumps(v)[:40]}"
     return None
 
 
@@ -84,45 +87,28 @@ def _records(path: Path, data: bytes) -> tuple[list[dict[str, Any]], bool]:
         if not isinstance(obj, dict) or not isinstance(obj.get("t"), (int, float)) \
                 or isinstance(obj.get("t"), bool) or not isinstance(obj.get("cpu"), dict):
             raise IngestError(path, _EXPECT, line=i + 1)
-        bad = _bad_leaf(obj, "")
+        flat: dict[str, Any] = {}
+        bad = _flat(obj, "", flat)
         if bad:
             raise IngestError(path, f"{bad}: expected a number (or null) below {_MAX:.0e}, as SysMon writes "
                                     "every sample", line=i + 1)
         if recs and obj["t"] < recs[-1]["t"] - 1.0:
             raise IngestError(path, f"time goes back: t={obj['t']} after t={recs[-1]['t']} "
                                     "(expected one file per run, lines in time order)", line=i + 1)
-        recs.append(obj)
+        recs.append(flat)
     if not recs:
         raise IngestError(path, _EXPECT, line=1)
     return recs, partial
 
 
-def _flatten(obj: dict[str, Any], prefix: str, out: dict[str, Any]) -> None:
-    for k, v in obj.items():
-        if isinstance(v, dict):
-            _flatten(v, f"{prefix}{k}\t", out)
-        else:
-            out[f"{prefix}{k}"] = v
-
-
-def _number(v: Any) -> float:
-    """A JSON value as float; NaN for missing or non-numeric (:func:`base.json_number`)."""
-    f = json_number(v)
-    return np.nan if f is None else f
-
-
 def _columns(recs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Nested records → ``{"disk\tvda\treads": float64 array}``, one value per record (NaN where a record
-    lacks the key).  A plain loop over the ~60 lines of a file: ``pandas.json_normalize`` and a
-    ``to_numeric`` per column cost 4 ms a file, 1,399 files in the shipped data."""
-    flat: list[dict[str, Any]] = []
+    """Flat records → ``{"disk\tvda\treads": float64 array}``, one value per record (NaN where a record
+    lacks the key or holds null).  A plain loop over the ~60–200 lines of a file: ``pandas.json_normalize``
+    and a ``to_numeric`` per column cost 4 ms a file, 1,399 files in the shipped data."""
     keys: dict[str, None] = {}
     for r in recs:
-        d: dict[str, Any] = {}
-        _flatten(r, "", d)
-        flat.append(d)
-        keys.update(dict.fromkeys(d))
-    return {k: np.array([_number(d.get(k)) for d in flat], dtype=np.float64) for k in keys}
+        keys.update(dict.fromkeys(r))
+    return {k: np.array([r.get(k) for r in recs], dtype=np.float64) for k in keys}  # None → NaN
 
 
 def parse(path: str | Path, data: bytes) -> Parsed:

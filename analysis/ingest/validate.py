@@ -21,6 +21,7 @@ round above 100.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -96,18 +97,25 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
     for r in RANGES:
         if r.kinds is not None and kind not in r.kinds:
             continue
-        mi = [i for i, m in enumerate(names) if re.fullmatch(r.metric, m) and not re.fullmatch(r.exempt, m)]
-        if not mi:
+        lut = np.array([_applies(r, m) for m in names] + [False])  # code -1 (no label) → last
+        if not lut.any():
             continue
-        sel = np.isin(mcodes, mi)
+        sel = lut[mcodes]
         if r.unit:
-            sel &= np.isin(ucodes, [i for i, u in enumerate(units) if u == r.unit])
+            sel &= np.array([u == r.unit for u in units] + [False])[ucodes]
         wrong = sel & np.isfinite(v) & ((v < r.lo) | (v > r.hi))
         if wrong.any():
             i = int(np.flatnonzero(wrong)[0])
             out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]]}: expected {r.what} "
                        f"({int(wrong.sum())} such rows)")
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _applies(rule: Range, metric: str) -> bool:
+    """Whether ``rule`` covers ``metric`` (its pattern, not its exemption); cached: a few dozen metric
+    names recur in every file."""
+    return re.fullmatch(rule.metric, metric) is not None and re.fullmatch(rule.exempt, metric) is None
 
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -120,9 +128,12 @@ def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
 def _time_problems(frame: pd.DataFrame) -> list[str]:
     if frame.empty or "t_s" not in frame:
         return []
-    keys = [c for c in ("job", "ddir", "metric") if c in frame]
-    codes = frame.groupby(keys, sort=False, observed=True, dropna=False).ngroup().to_numpy()
-    order = np.argsort(codes, kind="stable")
+    codes = np.zeros(len(frame), dtype=np.int64)
+    for c in ("job", "ddir", "metric"):  # one integer per (job, ddir, metric): mixed-radix label codes
+        if c in frame:
+            k, names = _codes(frame[c])
+            codes = codes * (len(names) + 1) + (k.astype(np.int64) + 1)
+    order = np.argsort(codes, kind="stable")  # already grouped (as readers write): one linear pass
     c, t = codes[order], frame["t_s"].to_numpy(dtype=float, na_value=np.nan)[order]
     back = (np.diff(t) < 0) & (c[1:] == c[:-1])
     if not back.any():
