@@ -712,3 +712,65 @@ def test_fuzz_mutated_real_files(src, muts):
     assert isinstance(p, Parsed)
     assert list(p.summary.columns) == SUMMARY_COLUMNS and list(p.series.columns) == SERIES_COLUMNS
     assert p.summary["value"].dtype == np.float64 and p.series["t_s"].dtype == np.float64
+
+
+# ---- the C row kernel (_cscan.c parse_rados_rows) against the exact Python row parser ----------------
+
+def _kernel_vs_exact(lines: list[str]) -> tuple[int, int]:
+    """Every row the C kernel accepts has exactly the values the Python reference (``_slow_row`` with
+    Decimal, ``_row_values``) gives; returns (rows accepted, rows left to Python)."""
+    from analysis.ingest import _scan
+    data = "\n".join(lines).encode()
+    starts, pos = [], 0
+    for ln in lines:
+        starts.append(pos)
+        pos += len(ln.encode()) + 1
+    buf = np.frombuffer(data, np.uint8)
+    vals, bad = _scan.rados_rows(buf, np.array(starts), np.array([len(ln.encode()) for ln in lines]))
+    for i, ln in enumerate(lines):
+        if bad[i]:
+            continue
+        ref, why = rb._slow_row(ln, None)
+        assert ref is not None, (ln, why)  # the kernel never accepts what the reference refuses
+        want = rb._row_values(ref)
+        got = vals[:, i].tolist()
+        assert all((a == b) or (math.isnan(a) and math.isnan(b)) for a, b in zip(got, want)), (ln, got, want)
+    return int((~bad).sum()), int(bad.sum())
+
+
+def test_c_row_kernel_equals_the_exact_parser_on_every_real_row():
+    files = sorted(FIX.glob("*.txt")) + (sorted(CORPUS.glob("*/*.txt")) + sorted(CORPUS.glob("*/*.log"))
+                                         if CORPUS.exists() else [])
+    # table rows as printed (no timestamp prefix): 8 values, the first the second counter
+    rows = [ln for f in files for ln in f.read_text(errors="replace").splitlines()
+            if len(ln.split()) == 8 and ln.split()[0].isdigit() and ln.split()[1].isdigit()]
+    if not CORPUS.exists():
+        pytest.skip("../shared/corpus is absent")
+    ok, left = _kernel_vs_exact(rows)
+    assert ok >= 1800  # fibird's 1,800 rows alone, when ../shared is beside the checkout
+    assert left == 0  # every real row is the kernel's: none falls back to Python
+
+
+@pytest.mark.parametrize("row, accepted", [
+    ("   12      16      1234      1218   98.1234   100.25   0.0513   0.0498", True),
+    ("    0       0         0         0         0         0           -           0", True),  # '-' last lat
+    ("    0       0         0         0         0         0           0           -", False),  # only last lat
+    ("    1      16        -1        10   1.0   1.0   0.01   0.01", False),      # a negative count
+    ("    1      16        10.5      10   1.0   1.0   0.01   0.01", False),      # '.' in a count
+    ("    1      16        10        10   1.    1.0   0.01   0.01", False),      # ends in '.'
+    ("    1      16        10        10   .5    1.0   0.01   0.01", True),       # no digit before '.'
+    ("    1      16        10        10   1.0   1.0   1e-05  0.01", False),      # exponent: Python's
+    ("    1      16        10        10   1.0   1.0   0.0000000001 0.01", False),  # 10 decimals
+    ("    1      16        10        10   1.0   1.0   0.000000001 0.01", True),    # 9 decimals
+    ("    1      16  1234567890123456   10   1.0   1.0   0.01   0.01", False),   # 16 digits
+    ("    1      16   123456789012345   10   1.0   1.0   0.01   0.01", True),    # 15 digits
+    ("  100      16     1000000   9999984  61.0345859   0  0.00789  0.0102", True),
+    ("  100      16     1000000   999998461.0345859   0  0.00789  0.0102", False),  # run together
+    ("    1      16        10        10   1.0   1.0   0.01", False),             # 7 values
+    ("    1      16        10        10   1.0   1.0   0.01   0.01  3", False),   # 9 values
+    ("    1      16        10        10   1.0   1.0   0.01   nan", False),       # nan: Python's
+    ("    1\t16\t10\t10\t1.0\t1.0\t0.01\t0.01", True),                          # tabs
+])
+def test_c_row_kernel_accepts_only_what_the_exact_parser_reads_the_same(row, accepted):
+    ok, left = _kernel_vs_exact([row])
+    assert ok == int(accepted), row

@@ -127,3 +127,69 @@ int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t nc
     sink_t s = {0, 0, t, v, ddir, agg};
     return scan(buf, start, end, ncol, &s, row0, row_limit, err_off, err_code);
 }
+
+/* rados bench table rows (Ceph's obj_bencher, every release): `sec  cur_ops  started  finished
+ * avg_MB/s  cur_MB/s  last_lat(s)  avg_lat(s)`, 8 whitespace-separated values.  Row i is
+ * buf[starts[i] : starts[i] + lens[i]) (line end and any timestamp prefix already cut off).  Values go
+ * to the column-major (8, n) table out in canonical units, computed exactly as the Python reference
+ * (radosbench._conv) does with one rounding: the token's digits as an integer S and its decimals F,
+ * then counts S, bandwidths S * 2^20 / 10^F (B/s), latencies S * 10^(9-F) (ns).  bad[i] = 1 leaves the
+ * row to the Python parser (which parses it exactly or names what is wrong): not 8 tokens (run-together
+ * values), a character other than digits and one '.', '.' in a count, a token not ending in a digit,
+ * more than 15 digits, more than 9 decimals in a latency; '-' alone is accepted as last_lat (NaN, before
+ * the first completion).  Returns the number of bad rows. */
+int64_t parse_rados_rows(const uint8_t *buf, const int64_t *starts, const int64_t *lens, int64_t n,
+                         double *out, uint8_t *bad)
+{
+    static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int64_t nbad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *p = buf + starts[i], *e = p + lens[i];
+        int k = 0, ok = 1;
+        double v[8];
+        while (ok) {
+            while (p < e && (*p == ' ' || *p == '\t')) p++;
+            if (p == e) break;
+            if (k == 8) { ok = 0; break; }
+            const uint8_t *t0 = p;
+            int64_t s = 0;
+            int digits = 0, dots = 0, frac = 0;
+            while (p < e && *p != ' ' && *p != '\t') {
+                uint8_t c = *p;
+                if (c >= '0' && c <= '9') {
+                    s = s * 10 + (c - '0');
+                    digits++;
+                    frac += dots;
+                } else if (c == '.') {
+                    dots++;
+                } else if (c == '-' && k == 6 && p == t0 && (p + 1 == e || p[1] == ' ' || p[1] == '\t')) {
+                    dots = -1;  /* '-' alone: NaN */
+                } else {
+                    ok = 0;
+                    break;
+                }
+                p++;
+            }
+            if (!ok) break;
+            if (dots == -1) {
+                v[k++] = __builtin_nan("");
+                continue;
+            }
+            if (digits == 0 || digits > 15 || dots > 1 || (dots && k < 4) || p[-1] == '.'
+                || (k >= 6 && frac > 9)) { ok = 0; break; }
+            double d = (double)s;
+            if (k == 4 || k == 5) d = d * 1048576.0 / p10[frac];
+            else if (k >= 6) d = d * p10[9 - frac];
+            v[k++] = d;
+        }
+        if (ok && k == 8) {
+            for (int j = 0; j < 8; j++) out[j * n + i] = v[j];
+            bad[i] = 0;
+        } else {
+            bad[i] = 1;
+            nbad++;
+        }
+    }
+    return nbad;
+}

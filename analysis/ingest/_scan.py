@@ -44,7 +44,24 @@ def _lib() -> ctypes.CDLL:
     lib.parse_rows.restype = _I64
     lib.parse_fio_log.argtypes = [_P, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _I64, *err]
     lib.parse_fio_log.restype = _I64
+    lib.parse_rados_rows.argtypes = [_P, _P, _P, _I64, _P, _P]
+    lib.parse_rados_rows.restype = _I64
     return lib
+
+
+def rados_rows(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """rados bench table rows ``buf[starts[i]:starts[i] + lens[i]]`` → (the (8, n) table in canonical
+    units, the mask of rows left to the exact Python parser): ``parse_rados_rows`` in ``_cscan.c``."""
+    n = len(starts)
+    starts = np.ascontiguousarray(starts, np.int64)
+    lens = np.ascontiguousarray(lens, np.int64)
+    out = np.empty((8, n), np.float64)
+    bad = np.empty(n, np.uint8)
+    if n:
+        buf = np.ascontiguousarray(buf)
+        _lib().parse_rados_rows(buf.ctypes.data, starts.ctypes.data, lens.ctypes.data, n,
+                                out.ctypes.data, bad.ctypes.data)
+    return out, bad.view(bool)
 
 
 def _call(fn, *args) -> tuple[int, int, int]:

@@ -70,14 +70,12 @@ are skipped and counted in ``meta["skipped_lines"]``.  A line that starts like a
 (optional timestamp, spaces, an integer, whitespace) must parse as one, else ``IngestError`` with
 its line number; so must a summary line's value.  ``partial`` is True for a table without a summary.
 
-Speed (no Python loop over table rows; numpy only, no JIT, so a fresh process pays no compile or
-cache-load time): newlines are found on the byte buffer; lines are classified by a few gathered
-bytes (row, column header, ``min lat`` line, other); rows are grouped by width and each group is cut
-into a (rows × width) byte matrix, checked with boolean masks and turned into numbers by two small
-float32 matmuls per 8192-row block (digit weights; decimal-point position).  Rows a layout does not
-fit go to the exact Python parser (``_slow_row``), as do the few non-table lines.  OpenBLAS is held
-to one thread during the parse (its worker threads cost milliseconds per small matmul on a busy
-machine).
+Speed (no Python loop over table rows): newlines are found on the byte buffer; lines are classified
+by a few gathered bytes (row, column header, ``min lat`` line, other); the rows go to one C loop
+(``parse_rados_rows`` in ``_cscan.c``) that splits each at whitespace and computes every value with the
+same single rounding as the exact parser.  Rows it does not take (run-together values, exponents,
+``nan``, damage) go to the exact Python parser (``_slow_row``), as do the few non-table lines;
+``tests/test_radosbench.py`` holds the two to equal values on every real row.
 """
 
 from __future__ import annotations
@@ -92,6 +90,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _scan as _scan_c
 from .base import (IngestError, Parsed, SERIES_COLUMNS, cat, empty_frame, line_of_offset,
                    summary_frame, tidy_frame)
 
@@ -170,191 +169,8 @@ _UNIT = {"s": "s", "count": "count", "B": "B", "mibs": "B/s", "iops": "1/s", "la
 
 P10 = np.array([10.0 ** k for k in range(23)])
 
-# ----------------------------------------------------------------------------- vectorised kernel
-#: rows per block: the block's byte matrix and its boolean masks stay in the CPU caches
-_CHUNK = 8192
+# ----------------------------------------------------------------------------- vectorised scan
 K_OTHER, K_BADROW = 3, 4
-_PIVOT = 6  # digits per float32 partial sum: 999999 < 2**24, so every partial sum is exact
-
-
-class _Layout:
-    """Where the 8 fields of a table row are: field k is row columns [ends[k-1], ends[k]), values
-    right-aligned in it.  ``sep``: every field after the first must start with a space (layouts taken
-    from a sample row, and rows of the '(s)' era, which are always space-separated)."""
-
-    def __init__(self, ends: list[int], sep: bool) -> None:
-        self.ends = np.asarray(ends, np.int64)
-        self.W = W = int(ends[-1])
-        self.sep = sep
-        begins = [0] + list(ends[:-1])
-        widths = np.diff([0] + list(ends))
-        #: two float32 partial sums of 6 digit positions each: fields of at most 12 characters
-        self.usable = bool(np.all(widths >= 1) and widths.max() <= 2 * _PIVOT)
-        self.field_of = np.repeat(np.arange(8), widths)
-        self.intra = self.field_of[:-1] == self.field_of[1:]
-        self.check_cols = np.concatenate([self.ends - 1, self.ends[:-1]]) if sep else self.ends - 1
-        p = np.empty(W, np.int64)  # digit position counted from the right end of its field
-        for k in range(8):
-            p[begins[k]:ends[k]] = ends[k] - 1 - np.arange(begins[k], ends[k])
-        self.dash_col = int(ends[6]) - 1
-        self.dash_from = int(ends[5])
-        g = np.minimum(p // _PIVOT, 1)
-        cols = np.arange(W)
-        #: digits → per field: low 6 positions (rows 0-7), next 6 (rows 8-15); used as Wv @ D.T
-        self.Wv = np.zeros((16, W), np.float32)
-        self.Wv[g * 8 + self.field_of, cols] = 10.0 ** (p - _PIVOT * g)
-        #: '.' in the 4 float fields (columns f0 …): how many (rows 0-3), digits after it (4-7)
-        self.f0 = f0 = int(ends[3])
-        fc = np.arange(f0, W)
-        self.Wd = np.zeros((8, W - f0), np.float32)
-        self.Wd[self.field_of[fc] - 4, fc - f0] = 1.0
-        self.Wd[self.field_of[fc], fc - f0] = p[fc]
-
-
-_LAYOUTS: dict[tuple, _Layout] = {}
-
-
-def _layout(ends, sep: bool) -> _Layout:
-    key = (tuple(int(e) for e in ends), sep)
-    lay = _LAYOUTS.get(key)
-    if lay is None:
-        lay = _LAYOUTS[key] = _Layout(list(key[0]), sep)
-    return lay
-
-
-def _rows_fixed(buf: np.ndarray, starts: np.ndarray, lay: _Layout,
-                out: np.ndarray, pos: np.ndarray | slice) -> np.ndarray:
-    """Parse rows of exactly ``lay.W`` bytes starting at ``starts`` into ``out[:, pos]`` (canonical
-    units; ``out`` is the column-major (8, n) table); returns the mask of rows that do not fit the
-    layout (left to the exact Python parser, which raises for real errors).
-
-    Checks per field: only spaces, digits and '.'; spaces only before the value; the last column a
-    digit (``-`` alone in last lat → NaN); separators are spaces when ``lay.sep``; at most one '.',
-    none in the four count fields.  Value: the field's digits as an integer S ('.' counted as a 0
-    digit; two float32 partial sums of 6 positions each, exact, by a small matmul), then
-    N = S - 9·floor(S/10^(f+1))·10^f removes the '.' (f = digits after it), then × 2**20 / 10^f (B/s)
-    or × 10^(9-f) (ns): exact integer arithmetic in float64 and one correctly rounded division."""
-    n = len(starts)
-    bad = np.zeros(n, bool)
-    if n == 0:
-        return bad
-    W = lay.W
-    f0 = lay.f0
-    win = np.lib.stride_tricks.sliding_window_view(buf, W)
-    R = np.empty((16, n), np.float32)  # digit partial sums per field
-    Q = np.empty((8, n), np.float32)   # '.' count and digits after it, per float field
-    nan_rows = []
-    for c0 in range(0, n, _CHUNK):
-        M = win[starts[c0:c0 + _CHUNK]]
-        m = M.shape[0]
-        b = None
-        dm = M[:, lay.dash_col] == 45
-        if dm.any():
-            r = np.flatnonzero(dm)
-            r = r[(M[r, lay.dash_from:lay.dash_col] == 32).all(axis=1)]
-            M[r, lay.dash_col] = 48
-            nan_rows.append(r + c0)
-        D = M - np.uint8(48)
-        isdig = D < 10
-        isdot = M == 46
-        isspace = M == 32
-        # only digits, '.' and spaces; no '.' in the count fields
-        valid = isdig | isdot
-        valid |= isspace
-        if not valid.all() or isdot[:, :f0].any():
-            b = ~valid.all(axis=1) | isdot[:, :f0].any(axis=1)
-        # no space after a non-space inside a field
-        viol = np.greater(isspace[:, 1:], isspace[:, :-1])
-        viol &= lay.intra
-        if viol.any():
-            bb = viol.any(axis=1)
-            b = bb if b is None else (b | bb)
-        # every field ends with a digit; separators are spaces
-        cc = M[:, lay.check_cols]
-        cc -= np.uint8(48)
-        okc = cc < 10
-        if lay.sep:
-            np.equal(cc[:, 8:], np.uint8(240), out=okc[:, 8:])
-        if not okc.all():
-            bb = ~okc.all(axis=1)
-            b = bb if b is None else (b | bb)
-        X = np.multiply(D, isdig, dtype=np.float32)
-        R[:, c0:c0 + m] = lay.Wv @ X.T
-        Q[:, c0:c0 + m] = lay.Wd @ isdot[:, f0:].astype(np.float32).T
-        if b is not None:
-            bad[c0:c0 + m] = b
-    # at most one '.' per field, at most 9 decimals in the latencies
-    nd = Q[:4]
-    F = Q[4:].astype(np.int64)
-    if (nd > 1).any() or (F[2:] > 9).any():
-        bad |= (nd > 1).any(axis=0) | (F[2:] > 9).any(axis=0)
-        np.minimum(F, 9, out=F)
-    S = R[8:].astype(np.float64)
-    S *= 1e6
-    S += R[:8]
-    S4 = S[4:]
-    A = np.floor(S4 / P10[F + 1])
-    A *= P10[F]
-    A *= 9.0 * nd
-    S4 -= A
-    S[4:6] *= 1048576.0
-    S[4:6] /= P10[F[:2]]
-    S[6:8] *= P10[9 - F[2:]]
-    if nan_rows:
-        S[6, np.concatenate(nan_rows)] = np.nan
-    out[:, pos] = S
-    return bad
-
-
-class _SingleThreadBLAS:
-    """Pin numpy's bundled OpenBLAS to one thread while parsing: the matmuls here are small, and
-    OpenBLAS worker threads waking per call cost milliseconds each on a busy 2-core machine.
-    A no-op when the library or its symbols are not found."""
-
-    _lib = None
-    _searched = False
-
-    @classmethod
-    def _find(cls):
-        if not cls._searched:
-            cls._searched = True
-            try:
-                import ctypes
-                import glob
-                import os
-                libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-                for path in glob.glob(os.path.join(libdir, "*openblas*")):
-                    lib = ctypes.CDLL(path)
-                    for suffix in ("scipy_openblas_{}_num_threads64_", "openblas_{}_num_threads64_",
-                                   "openblas_{}_num_threads"):
-                        get = getattr(lib, suffix.format("get"), None)
-                        put = getattr(lib, suffix.format("set"), None)
-                        if get is not None and put is not None:
-                            cls._lib = (get, put)
-                            return cls._lib
-            except Exception:  # noqa: BLE001 - any failure: leave BLAS alone
-                cls._lib = None
-        return cls._lib
-
-    def __enter__(self):
-        self.prev = None
-        lib = self._find()
-        if lib is not None:
-            try:
-                self.prev = int(lib[0]())
-                if self.prev != 1:
-                    lib[1](1)
-            except Exception:  # noqa: BLE001
-                self.prev = None
-        return self
-
-    def __exit__(self, *exc):
-        if self.prev is not None and self.prev != 1:
-            try:
-                self._lib[1](self.prev)
-            except Exception:  # noqa: BLE001
-                pass
-        return False
 
 
 def _newlines(buf: np.ndarray) -> np.ndarray:
@@ -366,11 +182,7 @@ def _newlines(buf: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
-_RE_TOKEN = re.compile(rb"\S+")
-
-
-def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int,
-          std: _Layout | None) -> dict[str, Any]:
+def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int, e0: int) -> dict[str, Any]:
     """Classify every line and parse the table rows, vectorised.
 
     Returns rows (8, n) for the row-like lines (``rowline``: their 0-based line numbers), the
@@ -400,8 +212,7 @@ def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int,
             & (buf[np.minimum(starts + 4, last)] == 45)
         cs = starts + P * okp
     cl = ends - cs
-    e0 = int(std.ends[0]) if std is not None else 0
-    if std is not None:
+    if e0 > 0:  # the header's sec column ends at e0
         # the first bytes of every line in one gather: column 0, column 4 ('-' of a date: a
         # timestamped non-row line) and the last column of the sec field (a digit in every row)
         k = max(e0, 5)
@@ -441,49 +252,11 @@ def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int,
                 keep = np.ones(len(rest), bool)
                 keep[np.searchsorted(rest, ml)] = False
                 rest = rest[keep]
-    # table rows, grouped by width; each group parsed with the layout that fits (the header's for
-    # rows of its width; else taken from a sample row and checked on every row)
+    # table rows: the C kernel parses every whitespace-separated row exactly; the rest (run-together
+    # values, exponents, nan, damage) goes to the exact Python parser, which parses it or raises
     rowline = np.flatnonzero(cand)
-    rows = np.empty((8, len(rowline)))
-    rcs, rcl = cs[rowline], cl[rowline]
-    pending: list[np.ndarray] = []
-    if len(rowline):
-        widths = np.flatnonzero(np.bincount(rcl)) if rcl.max() < (1 << 16) else np.unique(rcl)
-        if len(widths) <= 16:
-            groups = [np.flatnonzero(rcl == w) for w in widths]
-        else:
-            order = np.argsort(rcl, kind="stable")
-            cuts = np.flatnonzero(np.diff(rcl[order])) + 1
-            groups = np.split(order, cuts)
-        for sel in groups:
-            w = int(rcl[sel[0]])
-            todo = sel
-            lay = std if (std is not None and w == std.W) else None
-            for _attempt in range(8):
-                if lay is None:
-                    s0 = int(rcs[todo[0]])
-                    toks = list(_RE_TOKEN.finditer(data, s0, s0 + w))
-                    if len(toks) != 8 or toks[-1].end() - s0 != w:
-                        pending.append(todo[:1])
-                        todo = todo[1:]
-                        if not len(todo):
-                            break
-                        continue
-                    lay = _layout([t.end() - s0 for t in toks], True)
-                if not lay.usable:
-                    pending.append(todo)
-                    todo = todo[:0]
-                    break
-                contiguous = len(todo) == int(todo[-1]) - int(todo[0]) + 1
-                bad = _rows_fixed(buf, rcs[todo], lay, rows,
-                                  slice(int(todo[0]), int(todo[-1]) + 1) if contiguous else todo)
-                todo = todo[bad]
-                lay = None
-                if len(todo) <= 32:
-                    break
-            if len(todo):
-                pending.append(todo)
-    pend = np.concatenate(pending) if pending else np.zeros(0, np.int64)
+    rows, bad = _scan_c.rados_rows(buf, cs[rowline], cl[rowline])
+    pend = np.flatnonzero(bad)
     pend_lines = rowline[pend]
     other_lines = np.union1d(rest, pend_lines) if len(pend_lines) else rest
     kinds = np.full(len(other_lines), K_OTHER, np.int64)
@@ -555,7 +328,7 @@ def _strip_ts(text: str) -> tuple[str | None, str]:
 
 
 def _slow_row(text: str, ends: list[int] | None) -> tuple[list[Decimal] | None, str]:
-    """Exact Python parser for one table row (rows the vectorised kernel left: a timestamp prefix of
+    """Exact Python parser for one table row (rows the C kernel left: a timestamp prefix of
     another length, run-together values in a row wider than the header, exponents, nan).  Returns
     (8 Decimals with NaN for '-', "") or (None, what was expected)."""
     ts, body = _strip_ts(text)
@@ -679,9 +452,7 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
         ml_off = ml_first - (data.rfind(b"\n", 0, ml_first) + 1)
 
     # the header's layout; rows of the '(s)' era are always space-separated
-    std = _layout([int(e) for e in ends], s_variant) if len(ends) else None
-    with _SingleThreadBLAS():
-        res = _scan(data, buf, P, tmpl, ml_off, std)
+    res = _scan(data, buf, P, tmpl, ml_off, int(ends[0]) if len(ends) else 0)
     rows, rowline, rowpos = res["rows"], res["rowline"], res["rowpos"]
     dropped_rows: list[int] = []
     hdr_lines = res["hdr"].tolist()
