@@ -101,7 +101,7 @@ def _cores() -> int:
 
 
 def _manifest(args: argparse.Namespace) -> int:
-    from .ingest.walk import write_manifest
+    from .ingest.manifest import write_manifest
     p = write_manifest(Path(args.dir))
     n = sum(1 for line in p.read_text().splitlines() if line.strip())
     print(f"{p}: {n} files")
@@ -342,7 +342,7 @@ def _compare(a: argparse.Namespace) -> int:
 
 def _dictionary(a: argparse.Namespace) -> int:
     from .dictionary import markdown, readme_with_section
-    from .ingest.walk import atomic_write_text
+    from .ingest.manifest import atomic_write_text
     if a.readme == "-":
         sys.stdout.write(markdown())
         return 0
@@ -356,7 +356,8 @@ def _cbt_pilot(a: argparse.Namespace) -> int:
     import json
     from capture.cbt import campaign as cc
     from capture.ceph.campaign import CampaignError
-    from .ingest.walk import atomic_write_text, ingest
+    from .ingest.manifest import atomic_write_text
+    from .ingest.walk import ingest
     from .stats import cbt_pilot as cpl
     try:
         doc = cc.load(a.campaign_file)

@@ -47,7 +47,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
                 "attempt, device_size_mib, max_scrubs, scrub_cost, requested_scrub_priority",
      "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
      "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a value "
-     "that is not a number leaves its column as strings (analysis.ingest.walk.typed_keys)"),
+     "that is not a number leaves its column as strings (analysis.ingest.keys.typed_keys)"),
     ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start"),
     ("blk_requests", "sector, bytes, rwbs, pid, q, g, i, d, c (ns)",
      "one row per block request (completion) from blktrace / blkparse, with the run keys"),

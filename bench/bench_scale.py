@@ -98,7 +98,7 @@ GiB = 1 << 30
 QUICK = {"gb": 0.2, "files": 300, "big_log_gb": 0.05, "tiny_files": 300, "repeat": 1}
 FULL = {"gb": 5.0, "files": 2000, "big_log_gb": 1.0, "tiny_files": 2000, "repeat": 3}
 TABLES = ("files", "summary", "series", "blk_requests")
-#: capture side-files that ingest recognises by their name *with* .gz (``walk.CAPTURE_AUX``, listed as
+#: capture side-files that ingest recognises by their name *with* .gz (``discovery.CAPTURE_AUX``, listed as
 #: ``context``): copied as they are, not decompressed, so they are classified as in data/raw
 KEEP_GZ = ("osd_config.json.gz", "cluster-log.txt.gz")
 
@@ -330,10 +330,10 @@ def _manifest_digest(raw: Path) -> str:
 
 def walked_files(root: Path) -> int:
     """Files below ``root`` that ``ingest`` walks: not under a folder it keeps but does not read
-    (``walk.NOT_INGESTED``: ``_superseded``) or skips (``walk._SKIP_DIRS``)."""
+    (``discovery.NOT_INGESTED``: ``_superseded``) or skips (``discovery._SKIP_DIRS``)."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from analysis.ingest.walk import _SKIP_DIRS, NOT_INGESTED
+    from analysis.ingest.discovery import _SKIP_DIRS, NOT_INGESTED
     return sum(len(fns) for dp, _, fns in os.walk(root)
                if not (set(Path(dp).relative_to(root).parts) & (NOT_INGESTED | _SKIP_DIRS)))
 

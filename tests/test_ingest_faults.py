@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.ingest import walk
+from analysis.ingest import discovery, walk
 from conftest import FIXTURES, ROOT
 
 
@@ -63,7 +63,7 @@ def test_a_worker_killed_by_a_signal_ends_the_ingest_at_once_naming_the_files_no
         walk.ingest(root, progress=False, jobs=2)
     assert time.monotonic() - t < 60
     msg = str(e.value)
-    n = len(list(walk.iter_files(root)))
+    n = len(list(discovery.iter_files(root)))
     assert "an ingest worker process died" in msg and f"of {n} files not read" in msg
     assert "no table written" in msg
     left = int(msg.split("); ")[1].split(" of ")[0])
@@ -139,7 +139,8 @@ def test_killing_the_ingest_ends_its_workers(tmp_path):
 
 
 def test_one_file_is_ingested_with_its_folders_run_json_and_manifest_entry(tmp_path):
-    from analysis.ingest.walk import ingest, write_manifest
+    from analysis.ingest.manifest import write_manifest
+    from analysis.ingest.walk import ingest
     run = tmp_path / "rep-01"
     run.mkdir()
     src = FIXTURES / "fio" / "randread-4k-windowed" / "randread-4k-windowed.json"

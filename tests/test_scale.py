@@ -10,7 +10,8 @@ import pytest
 
 from analysis.ingest.scale import canonical, ingest_dask, plan_batches, read_dataset
 from analysis.ingest.tables import verify
-from analysis.ingest.walk import ingest, read_tables, write_tables, write_manifest
+from analysis.ingest.manifest import write_manifest
+from analysis.ingest.walk import ingest, read_tables, write_tables
 
 from conftest import FIXTURES
 

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from analysis.ingest import validate as v
-from analysis.ingest.walk import ingest, write_manifest
+from analysis.ingest.manifest import write_manifest
+from analysis.ingest.walk import ingest
 from conftest import FIXTURES, ROOT
 
 FIO = FIXTURES / "fio" / "randread-4k-windowed"

@@ -9,7 +9,8 @@ import sys
 
 import pandas as pd
 
-from analysis.ingest.walk import ingest, write_manifest
+from analysis.ingest.manifest import write_manifest
+from analysis.ingest.walk import ingest
 from conftest import FIXTURES, ROOT
 
 CBT_YAML = """cluster:
@@ -284,7 +285,7 @@ def test_a_campaign_key_that_is_a_path_fails_its_run_json_and_writes_nothing_out
     and its rows never reach the tables."""
     import pytest
     from analysis.ingest.base import IngestError
-    from analysis.ingest.walk import check_keys
+    from analysis.ingest.context import check_keys
     root = _tree(tmp_path / "data")
     rj = root / "ceph-qos" / "c1" / "baseline" / "wpq" / "rep-01" / "run.json"
     rj.write_text('{"campaign": "../../..", "scenario": "baseline", "repeat": 1}')

@@ -42,8 +42,11 @@ import pandas as pd
 from . import tables as tset
 from .tables import NO_CAMPAIGN, _stringish, read_dataset  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError
-from .walk import (IngestResult, NOT_INGESTED, OPTIONAL_TABLES, _Contexts, assemble, ingest_file, iter_files,
-                   load_manifest)
+from .context import _Contexts
+from .discovery import NOT_INGESTED, iter_files
+from .manifest import load_manifest
+from .tables import OPTIONAL as OPTIONAL_TABLES
+from .walk import IngestResult, assemble, ingest_file
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
 #: Parquet options of a part that only lives until the merge (statistics cost half of a write's time)

@@ -1,5 +1,11 @@
 """Walk a data tree, read every benchmark output in it, and write tidy Parquet tables atomically.
 
+This module holds the per-file work (:func:`ingest_file`: manifest check, role by name, reader, value
+rules) and the in-memory path (:func:`ingest`, serial or a fork pool); around it: which files and what
+each is by name (:mod:`.discovery`), run keys (:mod:`.context`), the checksum manifest (:mod:`.manifest`),
+the value rules (:mod:`.validate`), the table set on disk (:mod:`.tables`), the bounded-memory default
+of ``python -m analysis ingest`` (:mod:`.scale`).
+
 Any layout works.  Run context is attached from the nearest enclosing
 
 * ``run.json`` (written by ``capture/``): its keys, e.g. ``campaign, scenario, scheduler, profile,
@@ -31,50 +37,27 @@ the tables, and listed.  ``lenient=True`` (``--lenient``) lists them and goes on
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, cbt_derived, column, union_str_categoricals
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, column, union_str_categoricals
+from .context import _Contexts
 from .detect import detect, read
-from .keys import FLOAT_KEYS, INT_KEYS, OSD_OP_QUEUES, scheduler_keys, typed_keys  # noqa: F401 (re-exported)
-from .tables import OPTIONAL as OPTIONAL_TABLES
+from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal
+from .manifest import load_manifest, sha256_file
+from .keys import typed_keys
 from .validate import problems
 
 KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
-CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
-#: what ``capture/`` writes beside the benchmark outputs: run metadata, listed as ``context`` (the
-#: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
-CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr",
-               "write.stderr", "seq.stderr", "pilot.json",
-               "cbt.yaml.gz", "cbt.log.gz")  # capture.cbt's record: what CBT was given, CBT's own log
-#: CBT's own side files, not benchmark output (``cluster/ceph.py`` dump_historic_ops, ``radosbench.py``'s
-#: objecter dumps, the recovery test's log, collectl's folder): context, whatever their host suffix
-CBT_AUX = re.compile(r"^(?:historic_ops\.out|objecter\.\d+\.log|recovery\.log)(?:\..+)?$")
-#: notes kept beside the data (how it was made): context by name, never read as data (a ``.txt`` is not
-#: among them: rados bench output is often saved as one)
-NOTES = re.compile(r"^(?:README(?:\..*)?|COMMAND|.*\.(?:md|rst|sh|py))$", re.IGNORECASE)
-CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
-#: the capture's own files stored decompressed (``gunzip -r`` on an archive: ``cbt.log.gz`` → ``cbt.log``)
-_CAPTURE_AUX_PLAIN = {n.removesuffix(".gz") for n in CAPTURE_AUX}
-MANIFEST = "MANIFEST.sha256"
-CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
-              "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
-              "osd_ra", "iteration")
-_SKIP_DIRS = {"_inprogress", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
-#: raw data kept and checksummed (in the manifest) but not ingested: ``_superseded`` holds the finished runs
-#: of a capture block that a sitting's end split, run again whole (``capture.ceph.campaign.SUPERSEDED``)
-NOT_INGESTED = {"_superseded"}
 
 
 @dataclass
@@ -86,298 +69,6 @@ class IngestResult:
     #: per-event tables some readers give (``blk_requests``: one row per block request from the
     #: blktrace/blkparse readers, with the file's run keys); written as ``<name>.parquet``
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-
-
-#: suffixes of a file compressed by name (``gzip -r`` on an archive): its context role is its plain name's
-COMPRESSED_SUFFIXES = (".gz", ".xz", ".bz2")
-
-
-def plain_name(name: str) -> str:
-    """``benchmark_config.yaml.gz`` → ``benchmark_config.yaml``: the name a compressed file had."""
-    for suf in COMPRESSED_SUFFIXES:
-        if name.endswith(suf):
-            return name[: -len(suf)]
-    return name
-
-
-def _text(path: Path) -> str:
-    """A context file's text, decompressed when it is compressed (by content, as every reader here)."""
-    from .compress import read_all
-    return read_all(path).decode()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _find_key(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        if key in obj and not isinstance(obj[key], (dict, list)):
-            return obj[key]
-        for v in obj.values():
-            r = _find_key(v, key)
-            if r is not None:
-                return r
-    elif isinstance(obj, list):
-        for v in obj:
-            r = _find_key(v, key)
-            if r is not None:
-                return r
-    return None
-
-
-def cbt_context(path: Path, root: Path) -> dict[str, Any]:
-    """Run keys from a CBT ``benchmark_config.yaml`` (CBT dumps ``{cluster: <benchmark config>}``)."""
-    import yaml
-    try:
-        doc = yaml.safe_load(_text(path))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise IngestError(path, f"expected CBT benchmark_config.yaml: {e}",
-                          line=mark.line + 1 if mark else None) from None
-    if not isinstance(doc, dict):
-        raise IngestError(path, "expected a YAML mapping (CBT benchmark_config.yaml)", line=1)
-    bench: dict[str, Any] = {}
-    for k in ("cluster", "benchmark"):  # CBT ≥ 2017 nests under 'cluster'; older under 'benchmark'
-        if isinstance(doc.get(k), dict):
-            bench.update(doc[k])
-    if not bench:
-        bench = doc
-    ctx: dict[str, Any] = {k: bench[k] for k in CBT_PARAMS if k in bench and
-                           not isinstance(bench[k], (dict, list))}
-    if "iteration" in ctx:
-        ctx["repeat"] = ctx.pop("iteration")
-    q = _find_key(doc, "osd_op_queue")
-    if q is not None:
-        ctx["op_queue"] = q
-    prof = _find_key(doc, "osd_mclock_profile")
-    if prof is not None:
-        ctx["profile"] = prof
-    rel = path.parent.relative_to(root)
-    ctx["run"] = str(rel) if path.parent != root else "."
-    # id-<hash> hashes the benchmark config: the same in every archive of one YAML, so the archive's own
-    # folder (the one holding results/, as a path below the ingested folder: two campaigns' `wpq/` archives
-    # ingested together stay apart) tells archives apart
-    parts = rel.parts
-    ctx["archive"] = "/".join(parts[:parts.index("results")]) if "results" in parts[1:] else \
-        (root.name if not parts or parts[0] == "results" else parts[0])
-    ctx["context_source"] = "cbt"
-    return check_keys(ctx, path)
-
-
-#: run keys taken from ``run.json``'s ``osd_config.effective`` (what ``ceph config show osd.0`` said
-#: the OSD ran), so notebooks select tuned arms by value, never by directory name (issue 10).
-#: Units as Ceph prints them: ``scrub_cost`` in bytes, priorities and counts unitless.
-TUNED_KEYS = {"osd_max_scrubs": "max_scrubs", "osd_scrub_cost": "scrub_cost",
-              "osd_requested_scrub_priority": "requested_scrub_priority"}
-
-
-def _config_value(v: Any) -> str | None:
-    """Ceph prints ``5`` or ``5.000000`` for the same value: integral numbers become ``'5'``."""
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    return str(int(f)) if f.is_integer() else repr(f)
-
-
-#: run keys that name folders of the partitioned tables (``scale``: ``campaign=<c>/kind=<k>/``)
-PATH_KEYS = ("campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat")
-
-
-def check_keys(ctx: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``ctx`` unchanged when every key of :data:`PATH_KEYS` it has is safe as one folder name (no ``/``,
-    ``\\``, NUL, not ``.`` or ``..``); else IngestError naming the file, the key and its value (a
-    ``campaign`` of ``../../..`` must not write outside ``--out``)."""
-    for k in PATH_KEYS:
-        if k not in ctx or ctx[k] is None:
-            continue
-        v = str(ctx[k])
-        if v in (".", "..") or any(c in v for c in "/\\\0"):
-            raise IngestError(path, f"{k}: expected a name usable as one folder name (no '/', '\\', NUL, "
-                                    f"not '.' or '..'), got {v!r}")
-    return ctx
-
-
-_CEPH_VERSION = re.compile(r"ceph version (\d+\.\d+\.\d+)\S*\s+\([0-9a-f]+\)\s+(\w+)")
-
-
-def ceph_release_of(doc: dict[str, Any]) -> tuple[str, str] | None:
-    """(release, version), e.g. ``("reef", "18.2.7")``, of a capture run.json: from the versions every
-    daemon reported at bring-up (``cluster.versions.overall``; runs before issue 24 have only that), else
-    its ``ceph_release`` key.  None when neither is there or the daemons ran more than one version."""
-    vers = ((doc.get("cluster") or {}).get("versions") or {}).get("overall") \
-        if isinstance(doc.get("cluster"), dict) else None
-    if isinstance(vers, dict) and len(vers) == 1:
-        m = _CEPH_VERSION.search(next(iter(vers)))
-        if m:
-            return m.group(2), m.group(1)
-    if isinstance(doc.get("ceph_release"), str):
-        return doc["ceph_release"], str((doc.get("cluster") or {}).get("ceph_version") or "")
-    return None
-
-
-def run_json_context(path: Path, root: Path) -> dict[str, Any]:
-    """Run keys from a ``capture/`` run.json: its top-level scalars, the tuned OSD options
-    (``TUNED_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
-    operation ended), ``redone`` (attempts thrown away as disturbed or failed before this one) and
-    ``fio_t0_after_spawn_s`` (s from the timeline's t=0, fio's spawn, to fio's log t=0)."""
-    try:
-        doc = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise IngestError(path, f"expected a JSON object (run.json): {e}",
-                          line=getattr(e, "lineno", None)) from None
-    if not isinstance(doc, dict):
-        raise IngestError(path, "expected a JSON object (run.json)", line=1)
-    ctx = {k: v for k, v in doc.items() if not isinstance(v, (dict, list)) and v is not None}
-    eff = (doc.get("osd_config") or {}).get("effective") if isinstance(doc.get("osd_config"), dict) else None
-    if isinstance(eff, dict):
-        for opt, key in TUNED_KEYS.items():
-            if eff.get(opt) is not None:
-                ctx[key] = _config_value(eff[opt])
-    rel = ceph_release_of(doc)
-    if rel is not None:
-        ctx["ceph_release"], ctx["ceph_version"] = rel
-    if isinstance(doc.get("background_unfinished"), list):
-        ctx["background_unfinished"] = ",".join(map(str, doc["background_unfinished"]))
-    if isinstance(doc.get("earlier_attempts"), list):
-        ctx["redone"] = len(doc["earlier_attempts"])
-    anc = doc.get("anchors")
-    if isinstance(anc, dict) and all(isinstance(anc.get(k), (int, float))
-                                     for k in ("fio_t0_unix", "fio_spawn_unix")):
-        # the timeline's t=0 is fio's spawn; fio's own log t=0 is its job start, this much later
-        ctx["fio_t0_after_spawn_s"] = round(anc["fio_t0_unix"] - anc["fio_spawn_unix"], 3)
-    ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
-    ctx["context_source"] = "run.json"
-    return check_keys(scheduler_keys(ctx), path)
-
-
-CBT_SETTINGS = "ceph_settings.out"
-
-
-def cbt_settings_context(path: Path) -> dict[str, Any]:
-    """``op_queue`` (``osd_op_queue``) and ``profile`` (``osd_mclock_profile`` under mClock, else None) from CBT's
-    ``ceph_settings.out[.<host>]``: the JSON of ``ceph daemon osd.0 config show`` (cbt/cluster/ceph.py), what
-    the OSD ran, so it overrides what ``benchmark_config.yaml`` asked for."""
-    try:
-        doc = json.loads(_text(path))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise IngestError(path, f"expected the JSON of `ceph daemon osd.N config show` (CBT ceph_settings.out): "
-                                f"{e}", line=getattr(e, "lineno", None)) from None
-    if not isinstance(doc, dict):
-        raise IngestError(path, "expected a JSON object of OSD options (CBT ceph_settings.out)", line=1)
-    ctx: dict[str, Any] = {}
-    if isinstance(doc.get("osd_op_queue"), str):
-        ctx["op_queue"] = doc["osd_op_queue"]
-        # a profile means nothing under another queue (Pacific lists osd_mclock_profile under wpq too)
-        ctx["profile"] = doc.get("osd_mclock_profile") if doc["osd_op_queue"] == "mclock_scheduler" and \
-            isinstance(doc.get("osd_mclock_profile"), str) else None
-    return ctx
-
-
-class _Contexts:
-    """Per-directory run context, inherited by sub-directories (nearest file wins per key)."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.cache: dict[Path, dict[str, Any]] = {}
-        self.errors: list[tuple[Path, IngestError]] = []
-
-    def get(self, d: Path) -> dict[str, Any]:
-        if d in self.cache:
-            return self.cache[d]
-        parent = {} if d == self.root or self.root not in d.parents else self.get(d.parent)
-        ctx = dict(parent)
-        for name, fn in (("benchmark_config.yaml", cbt_context), ("run.json", run_json_context)):
-            p = next((q for q in [d / name] + [d / (name + suf) for suf in COMPRESSED_SUFFIXES
-                                                if name != "run.json"] if q.is_file()), None)
-            if p is not None:
-                try:
-                    ctx.update(fn(p, self.root))
-                except IngestError as e:
-                    self.errors.append((p, e))
-        if "cbt" == ctx.get("context_source"):  # the OSD's own settings, beside CBT's config or below it
-            for p in sorted(d.glob(CBT_SETTINGS + "*")):
-                try:
-                    ctx.update(check_keys(cbt_settings_context(p), p))
-                except IngestError as e:
-                    self.errors.append((p, e))
-                break  # one OSD's view: every OSD runs the same op queue in a CBT cluster
-        self.cache[d] = ctx
-        return ctx
-
-
-def iter_files(root: Path, ingested: bool = True) -> Iterator[Path]:
-    """Every file below ``root`` in walk order, less staging and hidden folders, and with ``ingested``
-    less :data:`NOT_INGESTED` (the manifest lists those too)."""
-    skip = _SKIP_DIRS | NOT_INGESTED if ingested else _SKIP_DIRS
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith("."))
-        for fn in sorted(filenames):
-            if not fn.startswith("."):
-                yield Path(dirpath) / fn
-
-
-_FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
-
-
-def refusal(p: Path, root: Path) -> str | None:
-    """Why ``p`` is not read (reading a FIFO or ``/dev/zero`` never ends), or None for a regular file in the
-    tree: a symlink is followed only to a regular file below ``root`` (resolved)."""
-    try:
-        st = os.lstat(p)
-        if stat.S_ISLNK(st.st_mode):
-            target = p.resolve()
-            if root.resolve() not in target.parents:
-                return f"a symlink to {target}, outside the tree {root}: expected a regular file in the tree"
-            st = os.stat(p)
-    except OSError as e:
-        return f"cannot stat: {e.strerror}"
-    for test, what in _FILE_TYPES:
-        if test(st.st_mode):
-            return f"{what}, not a regular file: expected a benchmark output file"
-    return None
-
-
-def load_manifest(root: Path) -> dict[str, str] | None:
-    m = root / MANIFEST
-    if not m.is_file():
-        return None
-    out = {}
-    for i, line in enumerate(m.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split(None, 1)
-        if len(parts) != 2 or len(parts[0]) != 64:
-            raise IngestError(m, "expected '<sha256>  <relative path>' (sha256sum format)", line=i)
-        out[parts[1].lstrip("*").strip()] = parts[0]
-    return out
-
-
-def write_manifest(root: Path) -> Path:
-    """(Re)write ``root/MANIFEST.sha256`` over every file below root (sha256sum -c compatible)."""
-    root = Path(root)
-    paths = [p for p in iter_files(root, ingested=False) if p.name != MANIFEST]
-    for p in paths:
-        why = refusal(p, root)
-        if why:
-            raise IngestError(p, why)
-    lines = [f"{sha256_file(p)}  {p.relative_to(root).as_posix()}" for p in paths]
-    return atomic_write_text(root / MANIFEST, "\n".join(lines) + "\n")
-
-
-def atomic_write_text(path: Path, text: str) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-    return path
 
 
 def _per_file(values: list[Any], fid: np.ndarray) -> pd.Categorical:
@@ -503,25 +194,10 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
         out.failed.append((rel, refuse))
         return out
     name = plain_name(p.name)
-    if p.name in CONTEXT_FILES or p.name == MANIFEST or (name == "benchmark_config.yaml"):
+    role = context_kind(p, rel)
+    if role is not None:
         row["status"] = "context"
-        row["kind"] = name
-    elif cbt_derived(p):
-        row["status"] = "context"
-        row["kind"] = "cbt-derived"  # CBT's extract of output.N.<host> beside it: read, the run counts twice
-    elif p.name.startswith(CBT_SETTINGS) or name == "cbt_config.yaml":
-        row["status"] = "context"
-        row["kind"] = "cbt-settings" if p.name.startswith(CBT_SETTINGS) else "cbt-config"
-    elif p.name in CAPTURE_AUX or name in _CAPTURE_AUX_PLAIN or (p.name.startswith(CAPTURE_AUX_PREFIX) and p.suffix == ".json") \
-            or (p.name.startswith("campaign-") and p.suffix == ".yaml"):  # a campaign file before its repeats were raised
-        row["status"] = "context"
-        row["kind"] = "capture-aux"
-    elif CBT_AUX.match(p.name) or "collectl" in Path(rel).parts[:-1]:
-        row["status"] = "context"
-        row["kind"] = "cbt-aux"
-    elif NOTES.match(p.name):
-        row["status"] = "context"
-        row["kind"] = "notes"
+        row["kind"] = role
     elif row["size_bytes"] == 0 and (lenient or _fio_log_name(name)):
         row["status"] = "empty"  # fio leaves a log empty when it has no samples of that kind
     elif row["size_bytes"] == 0:

@@ -15,7 +15,7 @@ import pandas as pd
 from ..labels import str_eq
 
 RUN_KEYS = ["campaign", "scenario", "arm", "repeat"]
-#: tuned values carried as run keys by ``analysis.ingest.walk.TUNED_KEYS`` (and what else a run says)
+#: tuned values carried as run keys by ``analysis.ingest.context.TUNED_KEYS`` (and what else a run says)
 RUN_FACTS = ["op_queue", "profile", "max_scrubs", "scrub_cost", "requested_scrub_priority",
              "background_unfinished", "redone"]
 DURATIONS = ["scrub_duration", "snaptrim_duration", "recovery_duration"]

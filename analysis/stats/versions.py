@@ -31,7 +31,7 @@ import statsmodels.api as sm
 from scipy import stats
 
 from ..ingest.base import IngestError
-from ..ingest.walk import ceph_release_of
+from ..ingest.context import ceph_release_of
 from .abtest import _welch
 
 RELEASES = ("pacific", "reef")

@@ -22,7 +22,7 @@ import yaml
 
 BACKGROUND_OPS = ("deep_scrub", "snaptrim", "recovery")
 DONE = "done"
-INPROGRESS = "_inprogress"  # staging area; analysis.ingest.walk skips it
+INPROGRESS = "_inprogress"  # staging area; analysis.ingest.discovery skips it
 
 #: keys the runner reads without a default, per section; and per background operation, in ``pools``
 REQUIRED = {
@@ -285,7 +285,7 @@ def set_aside(root: Path, run: Run) -> Path | None:
     return dest
 
 
-SUPERSEDED = "_superseded"  # finished runs of a block split between sittings; analysis.ingest.walk skips it
+SUPERSEDED = "_superseded"  # finished runs of a block split between sittings; analysis.ingest.discovery skips it
 
 
 def split_blocks(root: Path, runs: list[Run]) -> dict[tuple[int, str], list[Run]]:
