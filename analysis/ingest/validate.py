@@ -94,10 +94,10 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
         i = int(np.flatnonzero(huge)[0])
         out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]] if ucodes[i] >= 0 else ''}: "
                    f"expected |value| < {cap[i]:g} ({int(huge.sum())} such rows)")
-    for r in RANGES:
+    for ri, r in enumerate(RANGES):
         if r.kinds is not None and kind not in r.kinds:
             continue
-        lut = np.array([_applies(r, m) for m in names] + [False])  # code -1 (no label) → last
+        lut = np.array([_applies(ri, m) for m in names] + [False])  # code -1 (no label) → last
         if not lut.any():
             continue
         sel = lut[mcodes]
@@ -112,17 +112,19 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _applies(rule: Range, metric: str) -> bool:
-    """Whether ``rule`` covers ``metric`` (its pattern, not its exemption); cached: a few dozen metric
-    names recur in every file."""
-    return re.fullmatch(rule.metric, metric) is not None and re.fullmatch(rule.exempt, metric) is None
+def _applies(rule: int, metric: str) -> bool:
+    """Whether ``RANGES[rule]`` covers ``metric`` (its pattern, not its exemption); cached: a few dozen
+    metric names recur in every file."""
+    r = RANGES[rule]
+    return re.fullmatch(r.metric, metric) is not None and re.fullmatch(r.exempt, metric) is None
 
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     """(codes, names) of a label column, categorical or not (a missing label: code -1)."""
-    if not isinstance(col.dtype, pd.CategoricalDtype):
-        col = col.astype("category")
-    return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+    codes, uniques = pd.factorize(col)
+    return codes, [str(c) for c in uniques]
 
 
 def _time_problems(frame: pd.DataFrame) -> list[str]:
@@ -149,17 +151,35 @@ def _required_problems(kind: str, summary: pd.DataFrame) -> list[str]:
     if rule is None or summary.empty:
         return []
     keys, need, why = rule
-    s = summary.assign(_m=summary["metric"].astype(str))
-    groups = s.groupby(list(keys), sort=True, observed=True, dropna=False)["_m"] if keys else [((), s["_m"])]
+    # one integer per group (mixed-radix label codes), then per needed metric the groups that have it
+    group = np.zeros(len(summary), dtype=np.int64)
+    labels = []
+    for k in keys:
+        codes, names = _codes(summary[k])
+        group = group * (len(names) + 1) + (codes.astype(np.int64) + 1)
+        labels.append(names)
+    mcodes, metrics = _codes(summary["metric"])
+    present = np.unique(group)
+    lacking: dict[int, list[str]] = {}
+    for x in need:
+        has = np.zeros(0, dtype=np.int64) if x not in metrics else np.unique(group[mcodes == metrics.index(x)])
+        for g in np.setdiff1d(present, has):
+            lacking.setdefault(int(g), []).append(x)
     out = []
-    for key, m in groups:
-        missing = [x for x in need if x not in set(m)]
-        if missing:
-            key = key if isinstance(key, tuple) else (key,)
-            where = ", ".join(f"{k} {v}" for k, v in zip(keys, key))
-            out.append(f"summary{' (' + where + ')' if where else ''} lacks {', '.join(missing)}: expected them "
-                       f"({why}; a truncated or damaged output?)")
+    for g, missing in sorted(lacking.items(), key=lambda kv: _group_labels(kv[0], labels)):
+        where = ", ".join(f"{k} {v}" for k, v in zip(keys, _group_labels(g, labels)))
+        out.append(f"summary{' (' + where + ')' if where else ''} lacks {', '.join(missing)}: expected them "
+                   f"({why}; a truncated or damaged output?)")
     return out
+
+
+def _group_labels(g: int, labels: list[list[str]]) -> tuple[str, ...]:
+    """The key values of a mixed-radix group number (a missing label: "nan", as groupby printed it)."""
+    out = []
+    for names in reversed(labels):
+        g, c = divmod(g, len(names) + 1)
+        out.append(names[c - 1] if c else "nan")
+    return tuple(reversed(out))
 
 
 def problems(kind: str, summary: pd.DataFrame, series: pd.DataFrame) -> list[str]:
