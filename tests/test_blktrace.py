@@ -289,22 +289,54 @@ def test_live_blkparse_and_btt_agree_with_our_reader(tmp_path):
     assert ours.value("q2c_mean", "", "7,0") == pytest.approx(btt.value("q2c_mean", job="all"), rel=0.01)
 
 
-def test_c_walker_and_numpy_path_decode_alike(walker):
-    """A real capture with BFQ's message records (payloads between headers): both paths agree."""
-    p = Path(__file__).parent / "fixtures" / "blktrace" / "ftrace-loop-bfq-4k-write.blktrace.gz"
-    data = gzip.decompress(p.read_bytes())
-    ref_off, ref_sector, pos = [], [], 0  # the oracle: struct, one record at a time
+def _struct_oracle(data: bytes) -> dict:
+    """The format read with struct, one record at a time: the event records (notify bit clear) in file
+    order, and the counts over all records."""
+    rows, notify, times, pos = [], 0, [], 0
     while pos < len(data):
-        magic, _, _, sector = struct.unpack_from("<IIQQ", data, pos)
+        magic, _, t, sector, nbytes, action, pid, dev, cpu, err, pdu = struct.unpack_from("<IIQQIIIIIHH", data, pos)
         assert magic == 0x65617407
-        ref_off.append(pos)
-        ref_sector.append(sector)
-        pos += 48 + struct.unpack_from("<H", data, pos + 46)[0]
+        times.append(t)
+        if (action >> 16) & bt.TC_NOTIFY:
+            notify += 1
+        else:
+            rows.append((t, sector, nbytes, action, pid, dev, err))
+        pos += 48 + pdu
+    return {"rows": rows, "notify": notify, "t0": min(times), "span": max(times) - min(times), "records": len(times)}
+
+
+@pytest.mark.parametrize("name", ["ftrace-loop-bfq-4k-write.blktrace.gz", "ftrace-loop-mq-deadline-4k-write.blktrace.gz"])
+def test_c_walker_and_numpy_path_decode_alike(walker, name):
+    """Real captures, one with BFQ's message records (payloads between headers): each path decodes the
+    event records as struct does, time-sorted (stable), with the file's record counts, t0 and span."""
+    p = FIXTURES_BLK / name
+    data = gzip.decompress(p.read_bytes())
+    ref = _struct_oracle(data)
     tr = bt.decode(p, data)
-    assert len(ref_off) == 20000 and np.array_equal(np.sort(tr.offset), ref_off)
-    assert max(np.diff(ref_off)) > 48  # payloads sit between some headers
-    order = np.argsort(tr.offset)
-    assert np.array_equal(tr.sector[order], ref_sector)
+    if name.startswith("ftrace-loop-bfq"):
+        assert ref["records"] == 20000 and ref["notify"] > 0
+    cols = np.array(ref["rows"], dtype=np.int64).reshape(-1, 7)
+    cols = cols[np.argsort(cols[:, 0], kind="stable")]
+    ours = np.column_stack([tr.time + tr.t0_ns, tr.sector, tr.nbytes, tr.action, tr.pid, tr.device, tr.error])
+    assert np.array_equal(ours, cols)
+    assert (tr.records, tr.notify, tr.t0_ns, tr.span_ns) == (ref["records"], ref["notify"], ref["t0"], ref["span"])
+
+
+def test_c_pass_hands_over_to_numpy_where_its_tables_end(tmp_path, monkeypatch):
+    """More (device, CPU) pairs than the C pass tracks (1,024): the numpy path decodes, the same trace."""
+    if bt._clib() is None:
+        pytest.skip("no C compiler here")
+    off = bt._dtype("<").fields["cpu"][1]
+    recs = [rec(i, bt.TA_Q, W, 8 * i, 8) for i in range(1100)]
+    data = b"".join(r[:off] + struct.pack("<I", i) + r[off + 4:] for i, r in enumerate(recs))
+    p = _write(tmp_path, data)
+    buf = np.frombuffer(data, np.uint8)
+    assert bt._events_c(bt._clib(), p, buf, bt.record_offsets(p, buf, "<"), "<") is None
+    a = bt.decode(p, data)
+    monkeypatch.setattr(bt, "_clib", lambda: None)
+    b = bt.decode(p, data)
+    assert len(a.time) == 1100 and all(np.array_equal(getattr(a, f), getattr(b, f))
+                                       for f in ("time", "sector", "nbytes", "action", "pid", "device", "error"))
 
 
 def test_btt_bad_section_row_says_what_was_expected(tmp_path):
@@ -322,7 +354,7 @@ def test_btt_bad_section_row_says_what_was_expected(tmp_path):
     assert "section 'Device Merge Information'" in msg and "'#Q #D Ratio BLKmin" in msg and "many" in msg
 
 
-def test_cpu_order_rule_on_hand_records(tmp_path):
+def test_cpu_order_rule_on_hand_records(tmp_path, walker):
     """Back in time on one CPU by more than 1 ms fails at that record; the same step on another CPU, or by
     less than 1 ms (the tolerance), or on a notify record, does not."""
     trace = b"".join

@@ -1,4 +1,5 @@
-/* Binary blk_io_trace records (blktrace 1.x, version 7): walk the record chain and gather headers.
+/* Binary blk_io_trace records (blktrace 1.x, version 7): walk the record chain, gather headers, and
+ * decode the event records into columns (blk_events).
  * Built once by _native.py; called from blktrace.py through ctypes.  `swap` = the file's byte order
  * differs from this machine's.  Record: 48-byte header, pdu_len (u16) at byte 46, then pdu_len bytes. */
 #include <stdint.h>
@@ -35,4 +36,72 @@ void blk_gather(const uint8_t *buf, const int64_t *starts, int64_t k, uint8_t *o
 {
     for (int64_t i = 0; i < k; i++)
         memcpy(out + HDR * i, buf + starts[i], HDR);
+}
+
+static inline uint64_t rd64(const uint8_t *p, int64_t swap) { uint64_t v; memcpy(&v, p, 8); return swap ? __builtin_bswap64(v) : v; }
+static inline uint32_t rd32(const uint8_t *p, int64_t swap) { uint32_t v; memcpy(&v, p, 4); return swap ? __builtin_bswap32(v) : v; }
+static inline uint16_t rd16(const uint8_t *p, int64_t swap) { uint16_t v; memcpy(&v, p, 2); return swap ? __builtin_bswap16(v) : v; }
+
+#define NOTIFY 0x400
+#define MAX_NOTIFY_DEVS 64
+#define MAX_KEYS 1024
+
+/* One pass over the records at starts[0..k): the event records (notify bit 0x400 of the category
+ * clear) go, in file order, to the int64 columns col[0..7) = time sector bytes action pid device error;
+ * notify records are only counted and summarised.  Returns the number of event records, or -1 with
+ * stats[5] = what stopped it at record stats[6]: 1 an unknown action (an event code outside 1..17, a
+ * notify code above 2); 2 an event more than back_ns before the latest earlier event of its (device,
+ * CPU) (stats[7] = that latest time); 3 more (device, CPU) pairs or notify devices than tracked here.
+ * stats: [0] notify records, [1] min and [2] max time over all records (as int64), [3] process-name
+ * records (notify code 0 with a payload; their indices in proc[]), [4] distinct devices of notify
+ * records (in ndev[0..64)). */
+int64_t blk_events(const uint8_t *buf, const int64_t *starts, int64_t k, int64_t swap, int64_t **col,
+                   int64_t back_ns, int64_t *proc, int64_t *stats, int64_t *ndev)
+{
+    int64_t j = 0, nn = 0, np_ = 0, nd = 0, nk = 0, tmin = INT64_MAX, tmax = INT64_MIN;
+    uint64_t key[MAX_KEYS];
+    int64_t latest[MAX_KEYS];
+    for (int64_t i = 0; i < k; i++) {
+        const uint8_t *r = buf + starts[i];
+        int64_t t = (int64_t)rd64(r + 8, swap);
+        uint32_t act = rd32(r + 28, swap);
+        uint32_t code = act & 0xFF, cat = act >> 16;
+        uint32_t dev = rd32(r + 36, swap);
+        if (t < tmin) tmin = t;
+        if (t > tmax) tmax = t;
+        if (cat & NOTIFY) {
+            if (code > 2) { stats[5] = 1; stats[6] = i; return -1; }
+            nn++;
+            if (code == 0 && rd16(r + 46, swap) > 0) proc[np_++] = i;
+            int64_t s = 0;
+            while (s < nd && ndev[s] != dev) s++;
+            if (s == nd) {
+                if (nd == MAX_NOTIFY_DEVS) { stats[5] = 3; stats[6] = i; return -1; }
+                ndev[nd++] = dev;
+            }
+            continue;
+        }
+        if (code < 1 || code > 17) { stats[5] = 1; stats[6] = i; return -1; }
+        uint64_t kk = ((uint64_t)dev << 32) | rd32(r + 40, swap);
+        int64_t s = 0;
+        while (s < nk && key[s] != kk) s++;
+        if (s == nk) {
+            if (nk == MAX_KEYS) { stats[5] = 3; stats[6] = i; return -1; }
+            key[nk] = kk; latest[nk++] = t;
+        } else if (latest[s] - t > back_ns) {
+            stats[5] = 2; stats[6] = i; stats[7] = latest[s]; return -1;
+        } else if (t > latest[s]) {
+            latest[s] = t;
+        }
+        col[0][j] = t;
+        col[1][j] = (int64_t)rd64(r + 16, swap);
+        col[2][j] = rd32(r + 24, swap);
+        col[3][j] = act;
+        col[4][j] = rd32(r + 32, swap);
+        col[5][j] = dev;
+        col[6][j] = rd16(r + 44, swap);
+        j++;
+    }
+    stats[0] = nn; stats[1] = k ? tmin : 0; stats[2] = k ? tmax : 0; stats[3] = np_; stats[4] = nd;
+    return j;
 }

@@ -208,9 +208,8 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     o = np.argsort(t, kind="stable")
     t0 = int(t[o[0]]) if len(t) else 0
     tr = bt.Trace(time=t[o] - t0, sector=sector[o], nbytes=nsect[o] * 512, action=(cat[o] << 16) | code[o],
-                  pid=ev["pid"].astype(np.int64).to_numpy()[o], device=dev[o],
-                  cpu=ev["cpu"].astype(np.int64).to_numpy()[o], error=err[o],
-                  offset=np.flatnonzero(is_event)[known][o], t0_ns=t0, comm={}, order="text")
+                  pid=ev["pid"].astype(np.int64).to_numpy()[o], device=dev[o], error=err[o], t0_ns=t0, comm={},
+                  order="text", records=len(t), span_ns=int(t[o[-1]]) - t0 if len(t) else 0)
     requests, bios, notes = bt.io_tables(tr)
     rows = _tool_rows(blocks, events, thru, skips)
     ours = []

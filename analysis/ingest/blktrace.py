@@ -10,6 +10,11 @@ tracing host's (detected from the magic).  ``action`` = category bits << 16 | ac
 when a cgroup id leads the payload); codes 1–17 are Q M F G S R D C P U T I X B A abort drv-data,
 notify records (category bit 0x400) carry process names (0), timestamps (1) or messages (2, e.g. BFQ's).
 
+Decoding (:func:`decode`): the record chain is followed from byte 0; the event records' fields become
+int64 columns and notify records are only counted (their process names kept) — stated plainly in
+:func:`_events_numpy` (every header as one structured array), done in one C pass by :func:`_events_c`
+(``_blkscan.c``: no per-record header copy, the CPU-order rule checked on the way), tested equal.
+
 Events become a per-request table and a per-bio table (``io_tables``):
 
 * a bio is a Q event (filesystem category; passthrough ``PC`` and notify records are left out);
@@ -51,7 +56,8 @@ the result is marked partial (never silently different).  Memory, independent of
 With a sink that takes the request rows (``sink.requests``: the Dask path's parts) nothing else grows.
 Measured here (``scale.run_batch`` on one replicated real trace, default steps, peak RSS of the whole
 process, imports included): 339 MiB for 572 MiB / 7.8 M records, 356 MiB for 1.14 GiB / 15.5 M records
-(``parse`` on the 572 MiB trace: 2,097 MiB).  Without that sink the request rows are concatenated
+(``parse`` on the 572 MiB trace: 2,097 MiB then; ``make bench``'s 515 MiB trace now: 1,227 MiB, the input
+bytes included, 2026-11-26).  Without that sink the request rows are concatenated
 into ``tables['requests']`` (as the serial ingest keeps every table).
 """
 
@@ -59,13 +65,14 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from . import _native
 from .base import IngestError, Parsed, categorize, series_frame, summary_frame
@@ -204,6 +211,8 @@ def _clib():
     lib.blk_chain.restype = i64
     lib.blk_gather.argtypes = [p, p, i64, p]
     lib.blk_gather.restype = None
+    lib.blk_events.argtypes = [p, p, i64, i64, p, i64, p, p, p]
+    lib.blk_events.restype = i64
     return lib
 
 
@@ -261,41 +270,77 @@ def _headers(buf: np.ndarray, starts: np.ndarray, dtype: np.dtype) -> np.ndarray
 CPU_BACK_NS = 1_000_000
 
 
-def check_cpu_order(path: Path, h: np.ndarray, starts: np.ndarray, last: dict[int, int] | None = None) -> None:
-    """``IngestError`` at the first event record (not a notify) whose time is more than
-    :data:`CPU_BACK_NS` before an earlier record of the same device and CPU, in file order; ``last``
-    carries each (device, CPU)'s latest time from block to block of a streamed read."""
-    ev = np.flatnonzero(((h["action"].astype(np.int64) >> 16) & TC_NOTIFY) == 0)
-    if not len(ev):
+def check_cpu_order(path: Path, device: np.ndarray, cpu: np.ndarray, time: np.ndarray, at: np.ndarray,
+                    last: dict[int, int] | None = None) -> None:
+    """``IngestError`` at the first event record in file order (not a notify; columns in file order,
+    ``at`` = byte offset) whose time is more than :data:`CPU_BACK_NS` before an earlier record of the same device and
+    CPU; ``last`` carries each (device, CPU)'s latest time from block to block of a streamed read."""
+    if not len(time):
         return
-    key = (h["device"][ev].astype(np.int64) << 32) | h["cpu"][ev].astype(np.int64)
-    t = h["time"][ev].astype(np.int64)
+    key = (device.astype(np.int64) << 32) | cpu.astype(np.int64)
+    t = time.astype(np.int64, copy=False)
     o = np.argsort(key, kind="stable")
     k, ts = key[o], t[o]
     new = np.r_[True, k[1:] != k[:-1]]
-    grp = np.cumsum(new) - 1
     start_t = np.array([last.get(int(x), np.iinfo(np.int64).min) if last else np.iinfo(np.int64).min
                         for x in k[new]], dtype=np.int64)
-    run = pd.Series(ts).groupby(grp).cummax().to_numpy()  # each (device, CPU)'s latest time so far
+    if new.sum() == 1:
+        run = np.maximum.accumulate(ts)
+    else:
+        run = pd.Series(ts).groupby(np.cumsum(new) - 1).cummax().to_numpy()  # each key's latest time so far
     prev = np.r_[np.iinfo(np.int64).min, run[:-1]]
     prev[new] = start_t
     back = (prev - ts > CPU_BACK_NS) & (prev > np.iinfo(np.int64).min)
     if back.any():
-        i = int(np.flatnonzero(back)[0])
-        j = ev[o[i]]
-        raise IngestError(path, f"expected each CPU's records in time order: CPU {int(h['cpu'][j])} of device "
-                                f"{dev_name(int(h['device'][j]))} goes back {(prev[i] - ts[i]) / 1e6:.3f} ms "
+        i = int(np.flatnonzero(back)[np.argmin(o[back])])  # the first in file order
+        j = int(o[i])
+        raise IngestError(path, f"expected each CPU's records in time order: CPU {int(cpu[j])} of device "
+                                f"{dev_name(int(device[j]))} goes back {(prev[i] - ts[i]) / 1e6:.3f} ms "
                                 "(a trace concatenated with itself, or two traces in one file?)",
-                          offset=int(starts[j]))
+                          offset=int(at[j]))
     if last is not None:
         end = np.r_[new[1:], True]
         for x, tt in zip(k[end], run[end]):
             last[int(x)] = max(int(tt), last.get(int(x), int(tt)))
 
 
+def _bad_action(path: Path, action: int, offset: int) -> IngestError:
+    return IngestError(path, f"unknown action {action:#x} (expected codes 1–17, or a notify record 0–2)",
+                       offset=offset)
+
+
+def check_actions(path: Path, h: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The notify mask of headers ``h``; ``IngestError`` (byte offset from ``starts``) at the first
+    record whose action code is unknown: an event code outside 1–17, a notify code above 2."""
+    act = h["action"].astype(np.int64)
+    code, cat = act & 0xFF, act >> 16
+    notify = (cat & TC_NOTIFY) != 0
+    bad = (~notify & ((code < 1) | (code > 17))) | (notify & (code > TN_MESSAGE))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _bad_action(path, int(h["action"][i]), int(starts[i]))
+    return notify
+
+
+def process_names(buf: np.ndarray, h: np.ndarray, starts: np.ndarray) -> dict[int, str]:
+    """pid → name from the process-name notify records among ``h`` (code 0 with a payload, the name
+    NUL-terminated in it); the last record of a pid wins; dict in file order of those records."""
+    act = h["action"].astype(np.int64)
+    proc = np.flatnonzero((((act >> 16) & TC_NOTIFY) != 0) & ((act & 0xFF) == TN_PROCESS) & (h["pdu_len"] > 0))
+    comm: dict[int, str] = {}
+    if len(proc):
+        _, last = np.unique(h["pid"][proc][::-1], return_index=True)
+        for i in np.sort(proc[::-1][last]):
+            a = int(starts[i]) + HEADER
+            comm[int(h["pid"][i])] = bytes(buf[a:a + int(h["pdu_len"][i])]).split(b"\0", 1)[0].decode("utf-8", "replace")
+    return comm
+
+
 @dataclass
 class Trace:
-    """Decoded records, time order (stable).  ``time`` ns since the first record; ``t0_ns`` raw."""
+    """Event records (notify records left out), time order (stable).  ``time`` ns since the first record
+    of any kind, ``t0_ns`` its raw time; ``records``, ``notify``, ``span_ns`` (last − first record) and
+    ``notify_devices`` describe the whole file, notify records included."""
 
     time: np.ndarray
     sector: np.ndarray
@@ -303,12 +348,66 @@ class Trace:
     action: np.ndarray
     pid: np.ndarray
     device: np.ndarray
-    cpu: np.ndarray
     error: np.ndarray
-    offset: np.ndarray  # byte offset of each record in the file
     t0_ns: int
     comm: dict[int, str]
     order: str
+    records: int = 0
+    notify: int = 0
+    span_ns: int = 0
+    notify_devices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+#: int64 columns of each event record in :func:`decode` (``at``: its byte offset), from header fields
+_EVENT_COLS = {"time": "time", "sector": "sector", "nbytes": "bytes", "action": "action", "pid": "pid",
+               "device": "device", "cpu": "cpu", "error": "error"}
+
+
+@dataclass
+class _Events:
+    cols: dict[str, np.ndarray]  # _EVENT_COLS + "at", file order
+    comm: dict[int, str]
+    notify: int
+    t_min: int
+    t_max: int
+    notify_devices: np.ndarray
+
+
+def _events_numpy(path: Path, buf: np.ndarray, starts: np.ndarray, order: str) -> _Events:
+    """The format stated plainly: every header as one structured array, then the event records' fields."""
+    h = _headers(buf, starts, _dtype(order))
+    notify = check_actions(path, h, starts)
+    keep = ~notify
+    cols = {c: h[f][keep].astype(np.int64) for c, f in _EVENT_COLS.items()}
+    cols["at"] = starts[keep]
+    t = h["time"].astype(np.int64)
+    return _Events(cols, process_names(buf, h[notify], starts[notify]), int(notify.sum()),
+                   int(t.min()) if len(t) else 0, int(t.max()) if len(t) else 0,
+                   np.unique(h["device"][notify]).astype(np.int64))
+
+
+def _events_c(lib, path: Path, buf: np.ndarray, starts: np.ndarray, order: str) -> _Events | None:
+    """:func:`_events_numpy` and :func:`check_cpu_order` in one C pass (``blk_events``), without the
+    structured copy of every header; None when the numpy path must decide (a CPU going back in time —
+    it names the same record — or more devices and CPUs than the C pass tracks)."""
+    k = len(starts)
+    names = ("time", "sector", "nbytes", "action", "pid", "device", "error")
+    cols = {c: np.empty(k, np.int64) for c in names}
+    ptrs = np.array([a.ctypes.data for a in cols.values()], dtype=np.uintp)
+    proc, stats, ndev = np.empty(k, np.int64), np.zeros(8, np.int64), np.zeros(64, np.int64)
+    st = np.ascontiguousarray(starts, dtype=np.int64)
+    swap = int((order == "<") != (sys.byteorder == "little"))
+    n = lib.blk_events(buf.ctypes.data, st.ctypes.data, k, swap, ptrs.ctypes.data, CPU_BACK_NS,
+                       proc.ctypes.data, stats.ctypes.data, ndev.ctypes.data)
+    if n < 0:
+        if stats[5] == 1:
+            at = int(st[stats[6]])
+            raise _bad_action(path, int(buf[at + 28:at + 32].view(np.dtype(order + "u4"))[0]), at)
+        return None
+    pi = st[proc[:stats[3]]]
+    comm = process_names(buf, _headers(buf, pi, _dtype(order)), pi) if len(pi) else {}
+    return _Events({c: a[:n] for c, a in cols.items()}, comm, int(stats[0]), int(stats[1]), int(stats[2]),
+                   np.unique(ndev[:stats[4]]))
 
 
 def decode(path: str | Path, data: bytes | memoryview) -> Trace:
@@ -317,34 +416,25 @@ def decode(path: str | Path, data: bytes | memoryview) -> Trace:
     order = _byte_order(path, data)
     buf = np.frombuffer(data, dtype=np.uint8)
     starts = record_offsets(path, buf, order)
-    h = _headers(buf, starts, _dtype(order))
-    check_cpu_order(path, h, starts)
-    act = h["action"].astype(np.int64)
-    code = act & 0xFF
-    cat = act >> 16
-    notify = (cat & TC_NOTIFY) != 0
-    bad = (~notify & ((code < 1) | (code > 16 + 1))) | (notify & (code > TN_MESSAGE))
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise IngestError(path, f"unknown action {int(h['action'][i]):#x} (expected codes 1–17, or a notify "
-                                "record 0–2)", offset=int(starts[i]))
-    comm: dict[int, str] = {}
-    proc = np.flatnonzero(notify & (code == TN_PROCESS) & (h["pdu_len"] > 0))
-    if len(proc):  # one name per pid: the last record for it
-        pids = h["pid"][proc]
-        _, last = np.unique(pids[::-1], return_index=True)
-        for i in proc[::-1][last]:
-            a = int(starts[i]) + HEADER
-            name = bytes(buf[a:a + int(h["pdu_len"][i])]).split(b"\0", 1)[0]
-            comm[int(h["pid"][i])] = name.decode("utf-8", "replace")
-    t = h["time"].astype(np.int64)
-    o = np.argsort(t, kind="stable")
-    t = t[o]
-    t0 = int(t[0]) if len(t) else 0
-    return Trace(time=t - t0, sector=h["sector"][o].astype(np.int64), nbytes=h["bytes"][o].astype(np.int64),
-                 action=act[o], pid=h["pid"][o].astype(np.int64), device=h["device"][o].astype(np.int64),
-                 cpu=h["cpu"][o].astype(np.int64), error=h["error"][o].astype(np.int64), offset=starts[o],
-                 t0_ns=t0, comm=comm, order=order)
+    lib = _clib()
+    rec = _events_c(lib, path, buf, starts, order) if lib is not None and len(starts) else None
+    if rec is None:
+        rec = _events_numpy(path, buf, starts, order)
+        check_cpu_order(path, rec.cols["device"], rec.cols.pop("cpu"), rec.cols["time"], rec.cols.pop("at"))
+    del starts
+    ev = rec.cols
+    t = ev["time"]
+    if len(t) > 1 and not (t[1:] >= t[:-1]).all():
+        o = np.argsort(t, kind="stable")
+        for c in list(ev):  # one column at a time: one extra column in memory, not seven
+            ev[c] = ev[c][o]
+        del o
+    t = ev["time"]
+    t -= rec.t_min
+    return Trace(time=t, sector=ev["sector"], nbytes=ev["nbytes"], action=ev["action"], pid=ev["pid"],
+                 device=ev["device"], error=ev["error"], t0_ns=rec.t_min, comm=rec.comm, order=order,
+                 records=len(t) + rec.notify, notify=rec.notify, span_ns=rec.t_max - rec.t_min,
+                 notify_devices=rec.notify_devices)
 
 
 def dev_name(dev: np.ndarray | int) -> np.ndarray | str:
@@ -355,8 +445,8 @@ def dev_name(dev: np.ndarray | int) -> np.ndarray | str:
         np.searchsorted(np.unique(dev), dev)]
 
 
-def rwbs(action: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
-    """blkparse's RWBS column (``fill_rwbs``): [F]{D|W|R|N}[F][A][S][M]; vectorised over unique codes."""
+def _rwbs_codes(action: np.ndarray, nbytes: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """blkparse's RWBS column (``fill_rwbs``): [F]{D|W|R|N}[F][A][S][M], as (labels, code per record)."""
     cat = (action >> 16) & 0xFFFF
     key = cat * 2 + (nbytes > 0)
     uk, inv = np.unique(key, return_inverse=True)
@@ -368,7 +458,20 @@ def rwbs(action: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
         s += ("F" if c & TC_FUA else "") + ("A" if c & TC_AHEAD else "") + ("S" if c & TC_SYNC else "")
         s += "M" if c & TC_META else ""
         labels.append(s)
+    return labels, inv
+
+
+def rwbs(action: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """blkparse's RWBS column for each record (object array)."""
+    labels, inv = _rwbs_codes(action, nbytes)
     return np.asarray(labels, dtype=object)[inv]
+
+
+def _labels(codes: np.ndarray, labels) -> pd.api.extensions.ExtensionArray:
+    """``labels[codes]`` as pandas' default string array, built by one Arrow take (converting a numpy
+    array of Python strings costs ~15× more)."""
+    return pd.array(pa.array(list(labels), pa.string()).take(pa.array(np.asarray(codes, np.int64))),
+                    dtype=pd.StringDtype(na_value=np.nan))
 
 
 def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
@@ -412,15 +515,17 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
     cat = act >> 16
     fs = (cat & (TC_NOTIFY | TC_PC)) == 0
     w = (cat & TC_WRITE) != 0
-    ev = pd.DataFrame({"t": tr.time, "dev": tr.device, "sector": tr.sector, "nsect": tr.nbytes >> 9,
-                       "w": w, "pid": tr.pid})
+
+    def events(ix: np.ndarray) -> pd.DataFrame:  # the events at ix, with the fields pairing uses
+        return pd.DataFrame({"t": tr.time[ix], "dev": tr.device[ix], "sector": tr.sector[ix],
+                             "nsect": tr.nbytes[ix] >> 9, "w": w[ix], "pid": tr.pid[ix]})
 
     def sel(c: int) -> pd.DataFrame:
-        return ev[fs & (code == c)].reset_index(drop=True)
+        return events(np.flatnonzero(fs & (code == c)))
 
     Q, G, I, D, C = sel(TA_Q), sel(TA_G), sel(TA_I), sel(TA_D), sel(TA_C)
-    merges = ev[fs & ((code == TA_M) | (code == TA_F))].assign(kind=code[fs & ((code == TA_M) | (code == TA_F))])
-    merges = merges.reset_index(drop=True)
+    mix = np.flatnonzero(fs & ((code == TA_M) | (code == TA_F)))
+    merges = events(mix).assign(kind=code[mix])
     nq = len(Q)
     notes: dict[str, Any] = {}
     # 1. which Q did each merge event belong to: the latest Q with the same dev, sector and size
@@ -482,8 +587,8 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
     bc = np.where(has, c_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
     bd = np.where(has, d_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
     bios = pd.DataFrame({"dev": Q["dev"].to_numpy(), "sector": Q["sector"].to_numpy(),
-                         "nbytes": Q["nsect"].to_numpy() * 512, "ddir": np.where(Q["w"], "write", "read"),
-                         "pid": Q["pid"].to_numpy(), "merge": np.array(["", "", "M", "F"])[merge],
+                         "nbytes": Q["nsect"].to_numpy() * 512, "ddir": _labels(Q["w"].to_numpy(), ("read", "write")),
+                         "pid": Q["pid"].to_numpy(), "merge": _labels(merge, ("", "", "M", "F")),
                          "q_ns": q_t, "d_ns": bd, "c_ns": bc, "q2c_ns": bc - q_t, "d2c_ns": bc - bd,
                          "q2d_ns": bd - q_t, "req": req})
     # per request (C rows): first bio, bio count, G and I of the root bio (if before the issue)
@@ -521,8 +626,8 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
     C_act = act[fs & (code == TA_C)]
     requests = pd.DataFrame({
         "dev": C["dev"].to_numpy(), "sector": C["sector"].to_numpy(), "nbytes": C["nsect"].to_numpy() * 512,
-        "rwbs": rwbs(C_act, tr.nbytes[fs & (code == TA_C)]) if nC else np.zeros(0, dtype=object),
-        "ddir": np.where(C["w"], "write", "read"), "pid": pid, "n_bios": n_bios,
+        "rwbs": _labels(*_rwbs_codes(C_act, tr.nbytes[fs & (code == TA_C)])[::-1]),
+        "ddir": _labels(C["w"].to_numpy(), ("read", "write")), "pid": pid, "n_bios": n_bios,
         "q_ns": first_q, "g_ns": g_t, "i_ns": i_t, "d_ns": d_t, "c_ns": c_t,
         "q2c_ns": c_t - first_q, "d2c_ns": c_t - d_t, "q2d_ns": d_t - first_q,
         "error": tr.error[fs & (code == TA_C)]})
@@ -592,21 +697,21 @@ def parse(path: str | Path, data: bytes | memoryview) -> Parsed:
     tr = decode(path, data)
     requests, bios, notes = io_tables(tr)
     source = path.name
-    span_s = float(tr.time[-1]) / 1e9 if len(tr.time) else 0.0
+    span_s = tr.span_ns / 1e9
     code = tr.action & 0xFF
     cat = tr.action >> 16
     fs = (cat & (TC_NOTIFY | TC_PC)) == 0
     mergef = fs & ((code == TA_M) | (code == TA_F))
     mw = (cat & TC_WRITE) != 0
     rows: list = []
-    devs = np.unique(tr.device)
+    devs = np.union1d(np.unique(tr.device), tr.notify_devices)  # a notify-only device still gets a job
     for dev in list(devs) + [None]:
         job = "all" if dev is None else dev_name(int(dev))
         if dev is None and len(devs) < 2:
             continue
         rsel = np.ones(len(requests), bool) if dev is None else (requests["dev"] == dev).to_numpy()
         bsel = np.ones(len(bios), bool) if dev is None else (bios["dev"] == dev).to_numpy()
-        esel = (np.ones(len(tr.time), bool) if dev is None else tr.device == dev) & ((cat & TC_NOTIFY) == 0)
+        esel = np.ones(len(tr.time), bool) if dev is None else tr.device == dev
         if dev is not None:
             rows.append((job, "", "events", float(esel.sum()), "count"))
         for ddir in ("read", "write", ""):
@@ -629,11 +734,10 @@ def parse(path: str | Path, data: bytes | memoryview) -> Parsed:
             frames.append(series_frame(source, job, ddir, "bw", "B/s", t, g["nbytes"].sum().to_numpy(np.float64)))
             frames.append(series_frame(source, job, ddir, "d2c_mean", "ns", t, g["d2c_ns"].mean().to_numpy()))
             frames.append(series_frame(source, job, ddir, "q2c_mean", "ns", t, g["q2c_ns"].mean().to_numpy()))
-    n_notify = int(((cat & TC_NOTIFY) != 0).sum())
     meta: dict[str, Any] = {
         "tool_version": f"blk_io_trace v{VERSION}", "byte_order": "little" if tr.order == "<" else "big",
-        "records": int(len(tr.time)), "t0_ns": tr.t0_ns, "devices": [dev_name(int(d)) for d in devs],
-        "notify_records": n_notify, "pc_records": int(((cat & TC_PC) != 0).sum()),
+        "records": tr.records, "t0_ns": tr.t0_ns, "devices": [dev_name(int(d)) for d in devs],
+        "notify_records": tr.notify, "pc_records": int(((cat & TC_PC) != 0).sum()),
         "process_names": tr.comm, **notes}
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary,
                  tables={"requests": requests, "bios": bios})
@@ -696,22 +800,11 @@ def _chunks(path: Path, block_records: int):
                     raise IngestError(path, msg, offset=base + int(e.offset or 0)) from None
             if len(starts):
                 h = _headers(arr[:used], starts, dt)
-                act = h["action"].astype(np.int64)
-                code, cat = act & 0xFF, act >> 16
-                notify = (cat & TC_NOTIFY) != 0
-                bad = (~notify & ((code < 1) | (code > 17))) | (notify & (code > TN_MESSAGE))
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    raise IngestError(path, f"unknown action {int(h['action'][i]):#x} (expected codes 1–17, or "
-                                            "a notify record 0–2)", offset=base + int(starts[i]))
-                comm: dict[int, str] = {}
-                proc = np.flatnonzero(notify & (code == TN_PROCESS) & (h["pdu_len"] > 0))
-                if len(proc):
-                    _, last = np.unique(h["pid"][proc][::-1], return_index=True)
-                    for i in np.sort(proc[::-1][last]):
-                        a = int(starts[i]) + HEADER
-                        name = bytes(arr[a:a + int(h["pdu_len"][i])]).split(b"\0", 1)[0]
-                        comm[int(h["pid"][i])] = name.decode("utf-8", "replace")
+                try:
+                    notify = check_actions(path, h, starts)
+                except IngestError as e:
+                    raise IngestError(path, e.message, offset=base + int(e.offset)) from None
+                comm = process_names(arr, h[notify], starts[notify])
                 yield h, starts + base, order, comm
             base += used
             buf = buf[used:]
@@ -785,7 +878,8 @@ def _sorted_batches(path: Path, block_records: int, reorder: int, st: dict):
     thr = None
     last: dict[int, int] = {}
     for h, starts, order, comm in _grouped(_chunks(path, block_records), max(4096, reorder // 4)):
-        check_cpu_order(path, h, starts, last)
+        ev = ((h["action"] >> 16) & TC_NOTIFY) == 0
+        check_cpu_order(path, h["device"][ev], h["cpu"][ev], h["time"][ev], starts[ev], last)
         st["order"] = order
         st["comm"].update(comm)
         blk = {"time": h["time"].astype(np.int64), "sector": h["sector"].astype(np.int64),
@@ -814,11 +908,8 @@ def _sorted_batches(path: Path, block_records: int, reorder: int, st: dict):
 
 
 def _trace_of(ev: dict[str, np.ndarray], t0: int, order: str) -> Trace:
-    n = len(ev["time"])
-    z = np.zeros(n, dtype=np.int64)
     return Trace(time=ev["time"] - t0, sector=ev["sector"], nbytes=ev["nbytes"], action=ev["action"],
-                 pid=ev["pid"], device=ev["device"], cpu=z, error=ev["error"], offset=z, t0_ns=t0, comm={},
-                 order=order)
+                 pid=ev["pid"], device=ev["device"], error=ev["error"], t0_ns=t0, comm={}, order=order)
 
 
 def _committed(path: Path, block_records: int, window: int, reorder: int, st: dict):
