@@ -5,7 +5,10 @@ papermill ran it with and the data it read (per campaign it names: the number of
 over their SHA-256s, :func:`campaign_stamp`; the published tables it cites; for a notebook naming no
 campaign, the SHA-256 of ``MANIFEST.sha256``, which hashes every raw file), followed by an index of the figures it wrote to ``figures/``: each figure's stable id,
 the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  Interactive
-plotly outputs become live figures, with plotly.js embedded once in the page (offline).  A table of
+plotly outputs become live figures, with plotly.js embedded once in the page, gzip-packed
+(:func:`plotly_loader`; nothing is loaded from the network).  Long text outputs and runs of many figures
+fold behind ``<details>`` (:func:`collapse_long_text`, :func:`fold_figure_runs`); inline PNGs become
+lossless WebP (:func:`lighter_images`); the page has its own small style sheet (:data:`REPORT_CSS`).  A table of
 contents links the sections.  When ``reports/claims.csv`` exists (``python -m analysis claims``), a section
 of the studies' claims with their verdicts comes first (:func:`claims_section`).  The page is written to a
 temp file and renamed into place.
@@ -91,10 +94,98 @@ def _plotly_to_html(nb, prefix: str) -> int:
                 div = f"{prefix}-plotly-{n}"
                 spec = json.dumps({"data": fig.get("data", []), "layout": fig.get("layout", {})})
                 data["text/html"] = (f"<div id='{div}' class='report-plotly'></div><script>(function(){{"
-                                     f"var f={spec};Plotly.newPlot('{div}',f.data,f.layout,{{responsive:true}});}})();"
-                                     f"</script>")
+                                     f"var f={spec};window.plotlyReady.then(function(){{Plotly.newPlot('{div}',"
+                                     f"f.data,f.layout,{{responsive:true}});}});}})();</script>")
                 n += 1
     return n
+
+
+def plotly_loader() -> str:
+    """plotly.js for the page, offline and light: the bundle gzip-compressed and base64-encoded (4.8 → 1.9 MB
+    for plotly.js 4.1), unpacked by the browser's ``DecompressionStream`` and run once; ``window.plotlyReady``
+    is the promise each figure's script waits on."""
+    import base64
+    import gzip
+
+    from plotly.offline import get_plotlyjs
+    packed = base64.b64encode(gzip.compress(get_plotlyjs().encode(), compresslevel=9, mtime=0)).decode()
+    return ("<script>window.plotlyReady=(async function(){var b=Uint8Array.from(atob('" + packed + "'),"
+            "function(c){return c.charCodeAt(0);});var t=await new Response(new Blob([b]).stream()"
+            ".pipeThrough(new DecompressionStream('gzip'))).text();var s=document.createElement('script');"
+            "s.text=t;document.head.appendChild(s);})();</script>")
+
+
+_PNG_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)")
+
+
+def lighter_images(page: str) -> str:
+    """Each inline PNG re-encoded as lossless WebP where that is smaller (the same pixels; matplotlib's PNGs
+    shrink to about a third here).  Figures keep their PNG and SVG files in ``figures/``."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    def webp(m: re.Match) -> str:
+        raw = base64.b64decode(m.group(1))
+        im = Image.open(io.BytesIO(raw))
+        if im.mode not in ("RGB", "RGBA"):
+            im = im.convert("RGBA")
+        out = io.BytesIO()
+        im.save(out, "WEBP", lossless=True, method=2)
+        if out.tell() >= len(raw):
+            return m.group(0)
+        return "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode()
+    return _PNG_URI.sub(webp, page)
+
+
+#: text outputs longer than this many lines are collapsed behind ``<details>`` (their line count shown)
+LONG_OUTPUT_LINES = 30
+_PRE = re.compile(r"<pre>(.*?)</pre>", re.S)
+
+
+def collapse_long_text(body: str, max_lines: int = LONG_OUTPUT_LINES) -> str:
+    """Each ``<pre>`` output of more than ``max_lines`` lines behind ``<details>``: the summary says how many
+    lines and shows the first (a table's header), the text scrolls in its own box."""
+    def fold(m: re.Match) -> str:
+        text = m.group(1)
+        lines = text.strip("\n").split("\n")
+        if len(lines) <= max_lines:
+            return m.group(0)
+        first = re.sub(r"<[^>]+>", "", lines[0]).strip()
+        first = " ".join(first.split())
+        first = first if len(first) <= 100 else first[:99] + "…"
+        return (f"<details class='long-output'><summary>{len(lines):,} lines: <code>{first}</code>"
+                f"</summary>{m.group(0)}</details>")
+    return _PRE.sub(fold, body)
+
+
+#: a cell with more than FOLD_OVER figures (images, plotly) shows the first FOLD_KEEP; the rest behind <details>
+FOLD_OVER, FOLD_KEEP = 4, 2
+
+
+def fold_figure_runs(body: str, over: int = FOLD_OVER, keep: int = FOLD_KEEP) -> str:
+    """In nbconvert's HTML of one notebook: a cell that drew more than ``over`` figures keeps its first
+    ``keep`` in view and the others behind ``<details>`` (the summary counts them), so that a gallery of
+    thirty charts costs a screen, not thirty; every figure stays in the page."""
+    from bs4 import BeautifulSoup
+    soup = BeautifulSoup(body, "html.parser")
+    folded = 0
+    for out in soup.select("div.output"):
+        areas = out.find_all("div", class_="output_area", recursive=False)
+        figs = [a for a in areas if a.find("img") or a.find(class_="report-plotly")]
+        if len(figs) <= over:
+            continue
+        rest = areas[areas.index(figs[keep]):]
+        details = soup.new_tag("details", attrs={"class": "more-figures"})
+        summary = soup.new_tag("summary")
+        summary.string = f"{len(figs) - keep} more figures of this cell ({len(figs)} in all)"
+        details.append(summary)
+        rest[0].insert_before(details)
+        for a in rest:
+            details.append(a.extract())
+        folded += 1
+    return str(soup) if folded else body
 
 
 def _files_table(path: Path):
@@ -204,18 +295,13 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if not books:
         raise FileNotFoundError(f"{reports}: no executed notebooks (NN-*.ipynb); run `make report` first")
     out = Path(out) if out else reports / "report.html"
-    full = HTMLExporter(template_name="lab", exclude_input=True)
     body_only = HTMLExporter(template_name="basic", exclude_input=True)
     figs = sorted(p.stem for p in figures.glob("*.png"))
     rel_fig = os.path.relpath(figures, out.parent)
-    head = ""
     toc, sections = [], []
     n_plotly = 0
     for path in books:
         nb = nbformat.read(path, as_version=4)
-        if not head:
-            page, _ = full.from_notebook_node(nb)
-            head = re.search(r"<head>.*?</head>", page, flags=re.S).group(0)
         name = path.stem
         title = _title(nb)
         pm = nb.metadata.get("papermill", {})
@@ -228,6 +314,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
         n_plotly += _plotly_to_html(nb, name)
         body, _ = body_only.from_notebook_node(nb)
+        body = fold_figure_runs(collapse_long_text(body))
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
         details = (f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
                    + (f"<details><summary>figures written by this notebook ({len(own)})</summary>"
@@ -235,40 +322,44 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         # under the notebook's own title (its first heading), else at the top of the section
         body = re.sub(r"(</h1>)", lambda m: m.group(1) + details, body, count=1) if "</h1>" in body else details + body
         sections.append(f"<section id='{name}'>{body}</section>")
-    style = ("<style>section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%;"
-             "border-collapse:collapse}table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px}"
-             "nav{background:#f6f6f6;padding:.5em 1em}</style>")
+    style = f"<style>{REPORT_CSS}</style>"
     if n_plotly:  # plotly.js once, inline: the page works offline
-        from plotly.offline import get_plotlyjs
-        style += f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+        style += plotly_loader()
     claims = claims_section(reports / CLAIMS_CSV)
     if claims:  # near the top: before the notebooks
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
-    head = offline_head(head)
-    # the lab template titles every page "Notebook": the report's own title instead
-    head = re.sub(r"<title>.*?</title>", "", head, flags=re.S).replace(
-        "<head>", "<head><title>cephqos-lab report</title>", 1) if "<head>" in head else head
+    # the page's own head: nbconvert's lab head (its 0.26 MB of JupyterLab CSS styles the lab template's
+    # classes, which the basic template's sections do not use; its CDN scripts fail offline) is not needed;
+    # a figure is scaled to fit the width and one screen's height (its PNG and SVG files keep full size)
+    head = "<head><meta charset='utf-8'><meta name='viewport' content='width=device-width'>" \
+           "<title>cephqos-lab report</title></head>"
     page = (f"<!DOCTYPE html><html>{head.replace('</head>', style + '</head>')}<body class='jp-Notebook'>"
             f"<nav><h1>cephqos-lab report</h1><ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
+    page = lighter_images(page)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     tmp.write_text(page, encoding="utf-8")
     os.replace(tmp, out)
     return out
 
 
-_REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.S)
-_MATHJAX_CONFIG = re.compile(r"<script type=[\"']text/x-mathjax-config[\"']>.*?</script>", re.S)
-_REMOTE_MODULE = re.compile(r"<script type=[\"']module[\"']>(?:(?!</script>).)*https?://(?:(?!</script>).)*</script>", re.S)
-
-
-def offline_head(head: str) -> str:
-    """The lab template's ``<head>`` without what it loads from a CDN: require.js and MathJax (no notebook
-    here typesets TeX or needs AMD modules; plotly.js is embedded once by :func:`build_report`), and the
-    Mermaid loader (no diagrams).  Offline, each of them was a failed request and a console error."""
-    for rx in (_REMOTE_SCRIPT, _MATHJAX_CONFIG, _REMOTE_MODULE):
-        head = rx.sub("", head)
-    return head
+#: the page's whole style sheet: nbconvert's basic template classes, the report's own blocks; every table,
+#: text output, image and figure fits the 1400 px page or scrolls inside its own box
+REPORT_CSS = (
+    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;font-size:14px;"
+    "line-height:1.35;color:#1b1b1b;max-width:1400px;margin:0 auto;padding:0 1em;box-sizing:border-box}"
+    "h1{font-size:1.9em;margin:.6em 0 .4em}h2{font-size:1.45em;margin:1em 0 .4em}h3{font-size:1.15em}"
+    "code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12.5px}"
+    "pre{max-width:100%;overflow-x:auto;margin:.3em 0;line-height:1.2}"
+    ".prompt,.anchor-link{display:none}.output_area{margin:.2em 0}"
+    "img{max-width:100%;max-height:90vh;width:auto;height:auto}table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse}"
+    ".rendered_html table,table.dataframe{font-size:12.5px}"
+    ".rendered_html td,.rendered_html th,table.dataframe td,table.dataframe th{border:1px solid #ddd;"
+    "padding:2px 6px;text-align:right}.rendered_html th{background:#f4f4f4}"
+    "section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%}"
+    "table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
+    "nav{background:#f6f6f6;padding:.5em 1em}details{margin:.3em 0}summary{cursor:pointer}"
+    "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}")
 
 
 PUBLISHED_REF = re.compile(r"data/published/([\w.-]+\.csv)")

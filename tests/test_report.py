@@ -184,3 +184,62 @@ def test_report_digests_come_from_checked_stamps_and_fall_back_to_files_parquet(
     t = (stamps / CHECKED).stat().st_mtime_ns
     os.utime(proc / "files.parquet", ns=(t + 10**9, t + 10**9))       # ingested again since the check
     assert _stamp_text(proc, "qos-2026") == want
+
+
+def test_long_text_outputs_fold_behind_details_with_their_line_count():
+    from analysis.report import collapse_long_text
+    short = "<pre>" + "\n".join(f"row {i}" for i in range(30)) + "</pre>"
+    long_ = "<pre>path  kind  iops\n" + "\n".join(f"f{i}  fio  {i}" for i in range(230)) + "\n</pre>"
+    out = collapse_long_text(f"<div>{short}</div><div>{long_}</div>")
+    assert out.count("<details") == 1 and short in out and long_ in out          # nothing lost
+    assert "<summary>231 lines: <code>path kind iops</code></summary>" in out
+
+
+def _png(w: int, h: int, seed: int) -> bytes:
+    import io
+
+    import numpy as np
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    a = np.full((h, w, 4), 255, np.uint8)
+    a[:, :, :3] = rng.integers(0, 4, (h, w, 3)) * 60   # a chart-like image: few colours, some alpha
+    a[: h // 3, :, 3] = 128
+    buf = io.BytesIO()
+    Image.fromarray(a, "RGBA").save(buf, "PNG")
+    return buf.getvalue()
+
+
+def test_inline_pngs_become_lossless_webp_with_the_same_pixels():
+    import base64
+    import io
+    import re
+
+    import numpy as np
+    from PIL import Image
+
+    from analysis.report import lighter_images
+    raw = _png(300, 200, 1)
+    page = f"<img src='data:image/png;base64,{base64.b64encode(raw).decode()}'/><p>text</p>"
+    out = lighter_images(page)
+    m = re.search(r"data:image/webp;base64,([A-Za-z0-9+/=]+)", out)
+    assert m and "data:image/png" not in out and out.endswith("<p>text</p>")
+    webp = base64.b64decode(m.group(1))
+    assert len(webp) < len(raw)
+    same = np.asarray(Image.open(io.BytesIO(webp)).convert("RGBA"))
+    assert np.array_equal(same, np.asarray(Image.open(io.BytesIO(raw)).convert("RGBA")))
+
+
+def test_a_cell_with_many_figures_keeps_two_in_view_and_folds_the_rest():
+    from analysis.report import fold_figure_runs
+
+    def cell(n_figs: int) -> str:
+        areas = "".join(f"<div class=\"output_area\"><div class=\"output_png\"><img src=\"data:x{i}\"/></div></div>"
+                        for i in range(n_figs))
+        return f"<div class=\"cell code_cell\"><div class=\"output\">{areas}</div></div>"
+    body = cell(4) + cell(30)
+    out = fold_figure_runs(body)
+    assert out.count("<img") == 34                                           # every figure stays in the page
+    assert out.count("<details") == 1 and "28 more figures of this cell (30 in all)" in out
+    folded = out[out.index("<details"):out.index("</details>")]
+    assert folded.count("<img") == 28 and 'data:x0"' not in folded and 'data:x2"' in folded
+    assert fold_figure_runs(cell(4)) == cell(4)                                # four or fewer: untouched
