@@ -243,9 +243,59 @@ def _data_read(params: dict, nb, published: Path) -> str:
 CLAIMS_CSV = "claims.csv"
 
 
-def claims_section(path: Path) -> str:
+#: study of ``claims.csv`` → the notebook section that reproduces it (from :data:`FIGURE_SOURCES`)
+STUDY_SECTIONS = {"part1": "30-qos-snaptrim-recovery", "part2": "31-qos-scrub"}
+_VERDICT_MARK = {"holds": ("✓", "#1a7f37"), "contradicted": ("✗", "#c62828"), "not significant": ("~", "#8a6d00"),
+                 "not measurable here": ("–", "#777")}
+
+
+def findings_table(table, sections: set[str] | frozenset = frozenset()) -> str:
+    """One row per testable claim (a published direction: relative and share statements), one column per
+    campaign: ours with its 95 % CI, the verdict, and the repeats that would decide it (``R``); the claim
+    links to the section of its study where that section is in the page, and its sentence is the row's
+    tooltip.  Computed from ``claims.csv`` (never typed): the report's first screen of findings."""
+    import pandas as pd
+    t = table[pd.to_numeric(table["direction"], errors="coerce").notna()]
+    if t.empty:
+        return ""
+    camps = list(dict.fromkeys(t["campaign"]))
+    rel = t.groupby("campaign")["ceph_release"].first().to_dict() if "ceph_release" in t else {}
+
+    def fmt(x) -> str:
+        return "" if pd.isna(x) else f"{x:+.3g}" if abs(x) < 1e4 else f"{x:+.3e}"
+
+    def cell(r) -> str:
+        if r is None:
+            return "<td></td>"
+        mark, color = _VERDICT_MARK.get(r["verdict"], ("?", "#000"))
+        ci = f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if pd.notna(r.get("ci_low")) else ""
+        need = f" · R {int(r['repeats_needed'])}" if pd.notna(r.get("repeats_needed")) else ""
+        return (f"<td title='{html.escape(str(r['verdict']))}{': ' + html.escape(str(r['diagnosis'])) if pd.notna(r.get('diagnosis')) and r.get('diagnosis') else ''}'>"
+                f"<b style='color:{color}'>{mark}</b> {fmt(r['ours'])}{ci}{need}</td>")
+    by = {(r["campaign"], r["claim_id"]): r for _, r in t.iterrows()}  # one row per claim and campaign: small
+    rows = []
+    for (study, cid), g in t.groupby(["study", "claim_id"], sort=False):
+        r0 = g.iloc[0]
+        sec = STUDY_SECTIONS.get(study)
+        name = (f"<a href='#{sec}'>{html.escape(cid)}</a>" if sec in sections else html.escape(cid))
+        pub = f"{r0['published']:+.4g} {html.escape(str(r0['unit']))}" if pd.notna(r0["published"]) else ""
+        rows.append(f"<tr title='{html.escape(str(r0['sentence']))}'><td>{html.escape(str(study))}</td>"
+                    f"<td style='text-align:left'>{name}</td><td>{pub}</td>"
+                    + "".join(cell(by.get((c, cid))) for c in camps) + "</tr>")
+    head = "".join(f"<th>{html.escape(c)}{' (' + html.escape(str(rel[c])) + ')' if rel.get(c) else ''}</th>" for c in camps)
+    key = " ".join(f"<b style='color:{c}'>{m}</b> {v}" for v, (m, c) in _VERDICT_MARK.items())
+    return (f"<h2 id='findings'>Findings: each testable claim on each campaign</h2>"
+            f"<p>Ours is the same quantity as the published one (a relative change in %, or a share), with its "
+            f"95 % CI; {key}; R = repeats at which the test would have power 0.8 for the published effect. "
+            f"The claim's sentence is its row's tooltip; the claim links to the study's section.</p>"
+            f"<table class='meta findings'><tr><th>study</th><th>claim</th><th>published</th>{head}</tr>"
+            f"{''.join(rows)}</table>")
+
+
+def claims_section(path: Path, sections: set[str] | frozenset = frozenset()) -> str:
     """The ``claims`` section from ``reports/claims.csv`` (``python -m analysis claims``): the rows per verdict
-    per campaign, then the table; empty when the file is absent."""
+    per campaign, the findings per claim (:func:`findings_table`), then the whole table; empty when the
+    file is absent.  ``sections``: the ids of the page's sections (claims link to them)."""
     if not path.is_file():
         return ""
     import pandas as pd
@@ -277,6 +327,7 @@ def claims_section(path: Path) -> str:
             f"(<code>decided_by_repeats</code>: an underpowered claim is decided once R reaches its "
             f"<code>repeats_needed</code>; a projection from few repeats, not a measurement):</p>"
             f"{ahead.to_html(index=False, classes='meta', border=0)}"
+            f"{findings_table(table, sections)}"
             f"<details><summary>the table ({len(table)} claims)</summary>"
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
@@ -325,7 +376,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     style = f"<style>{REPORT_CSS}</style>"
     if n_plotly:  # plotly.js once, inline: the page works offline
         style += plotly_loader()
-    claims = claims_section(reports / CLAIMS_CSV)
+    claims = claims_section(reports / CLAIMS_CSV, {p.stem for p in books})
     if claims:  # near the top: before the notebooks
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
