@@ -8,7 +8,7 @@ PROC  ?= data/processed
 REPORTS ?= reports
 FIGURES ?= figures
 
-.PHONY: all venv cc tools data report test lab bench manifest capture-fio clean
+.PHONY: all venv cc tools data report report-pdf test lab bench manifest capture-fio clean
 all: report
 
 # --- environment: the pip list of environment.yml is the one dependency list ------------------------
@@ -30,13 +30,15 @@ cc:
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 gcc libc6-dev >/dev/null; \
 	  else echo "a C compiler is needed once: sudo apt-get install gcc"; exit 1; fi; }
 
-# Debian tools the tests drive for real (fio 3.33, blkparse/btt, headless chromium for the report, the
+# Debian tools the tests drive for real (fio 3.33, blkparse/btt, headless chromium for the report and
+# pdftoppm to look at its PDF, the
 # Python modules CBT 9d6480f imports under Debian's python3);
 # installed when missing and we are root.
 tools:
 	@missing=""; command -v fio >/dev/null || missing="fio"; \
 	  command -v blkparse >/dev/null && command -v btt >/dev/null || missing="$$missing blktrace"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  command -v pdftoppm >/dev/null || missing="$$missing poppler-utils"; \
 	  /usr/bin/python3 -c 'import yaml, lxml' 2>/dev/null || missing="$$missing python3-yaml python3-lxml"; \
 	  [ -z "$$missing" ] || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -99,6 +101,10 @@ report:
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" && \
 	  $(PY) -m analysis failures --processed $(PROC)
 .PRECIOUS: $(REPORTS)/%.ipynb
+
+# the same page printed by headless Chromium (A4; figures and table rows not cut across pages)
+report-pdf: report
+	$(PY) -m analysis.pagecheck --pdf $(REPORTS)/report.pdf $(REPORTS)/report.html
 
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 # the notebooks read the processed tables (never raw data behind their back): `data` builds them once

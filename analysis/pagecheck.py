@@ -6,12 +6,14 @@ the page itself and ``data:`` URIs (there should be none), console errors and un
 height in pixels and in screens, the sections, rendered plotly figures, and each image's natural and
 rendered width against its container (clipped when the rendered box is wider than the container).
 
-``python -m analysis.pagecheck reports/report.html`` prints it as JSON.  Needs Chromium (``make tools``
+``python -m analysis.pagecheck reports/report.html`` prints it as JSON; ``--pdf out.pdf`` prints the page
+to PDF instead (:func:`print_pdf`, ``make report-pdf``).  Needs Chromium (``make tools``
 installs Debian's) and ``websocket-client`` (environment.yml).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -92,8 +94,10 @@ class _Cdp:
             self.ws.settimeout(120)
 
 
-def inspect_page(page: str | Path, width: int = 1400, height: int = 900, settle_s: float = 1.0) -> dict[str, Any]:
-    """Open ``page`` (a local HTML file) offline in headless Chromium at ``width`` × ``height`` CSS px."""
+@contextlib.contextmanager
+def _page(page: str | Path, width: int, height: int):
+    """Headless Chromium with ``page`` loaded offline at ``width`` × ``height`` CSS px: yields (DevTools
+    session, the page's file URL)."""
     chrome = chromium_path()
     if chrome is None:
         raise FileNotFoundError("chromium is not installed (make tools installs Debian's chromium as root)")
@@ -135,27 +139,7 @@ def inspect_page(page: str | Path, width: int = 1400, height: int = 900, settle_
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{page}: no load event in 120 s")
                 cdp.drain(0.2)
-            res = cdp.call("Runtime.evaluate", expression=_MEASURE, awaitPromise=True, returnByValue=True)
-            cdp.drain(settle_s)
-            out = json.loads(res["result"]["value"])
-            ev = cdp.events
-            out["requests"] = sorted({e["params"]["request"]["url"] for e in ev
-                                      if e.get("method") == "Network.requestWillBeSent"
-                                      and not e["params"]["request"]["url"].startswith(("data:", url))})
-            out["failed_requests"] = [e["params"].get("errorText") for e in ev
-                                      if e.get("method") == "Network.loadingFailed"]
-            out["console_errors"] = ([" ".join(str(a.get("value", a.get("description", ""))) for a in e["params"]["args"])
-                                      for e in ev if e.get("method") == "Runtime.consoleAPICalled"
-                                      and e["params"]["type"] in ("error", "assert")]
-                                     + [e["params"]["exceptionDetails"].get("exception", {}).get("description")
-                                        or e["params"]["exceptionDetails"].get("text")
-                                        for e in ev if e.get("method") == "Runtime.exceptionThrown"]
-                                     + [e["params"]["entry"]["text"] for e in ev
-                                        if e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"])
-            out["screens"] = out["height"] / height
-            out["bytes"] = Path(page).stat().st_size
-            out["clipped_images"] = [i for i in out["images"] if i["rendered"] > i["container"] + 1]
-            return out
+            yield cdp, url
         finally:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -165,13 +149,59 @@ def inspect_page(page: str | Path, width: int = 1400, height: int = 900, settle_
             proc.stderr.close()
 
 
+def inspect_page(page: str | Path, width: int = 1400, height: int = 900, settle_s: float = 1.0) -> dict[str, Any]:
+    """Open ``page`` (a local HTML file) offline in headless Chromium at ``width`` × ``height`` CSS px."""
+    with _page(page, width, height) as (cdp, url):
+        res = cdp.call("Runtime.evaluate", expression=_MEASURE, awaitPromise=True, returnByValue=True)
+        cdp.drain(settle_s)
+        out = json.loads(res["result"]["value"])
+        ev = cdp.events
+    out["requests"] = sorted({e["params"]["request"]["url"] for e in ev
+                              if e.get("method") == "Network.requestWillBeSent"
+                              and not e["params"]["request"]["url"].startswith(("data:", url))})
+    out["failed_requests"] = [e["params"].get("errorText") for e in ev if e.get("method") == "Network.loadingFailed"]
+    out["console_errors"] = ([" ".join(str(a.get("value", a.get("description", ""))) for a in e["params"]["args"])
+                              for e in ev if e.get("method") == "Runtime.consoleAPICalled"
+                              and e["params"]["type"] in ("error", "assert")]
+                             + [e["params"]["exceptionDetails"].get("exception", {}).get("description")
+                                or e["params"]["exceptionDetails"].get("text")
+                                for e in ev if e.get("method") == "Runtime.exceptionThrown"]
+                             + [e["params"]["entry"]["text"] for e in ev
+                                if e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"])
+    out["screens"] = out["height"] / height
+    out["bytes"] = Path(page).stat().st_size
+    out["clipped_images"] = [i for i in out["images"] if i["rendered"] > i["container"] + 1]
+    return out
+
+
+def print_pdf(page: str | Path, out: str | Path, width: int = 1400) -> Path:
+    """``page`` printed to PDF by headless Chromium (A4, backgrounds, no header or footer) once its plotly
+    figures are drawn; the page's print rules keep a figure or a table row from being cut across pages.
+    Written to a temp file and renamed into place."""
+    import base64
+    out = Path(out)
+    with _page(page, width, 900) as (cdp, _):
+        cdp.call("Runtime.evaluate", expression=_MEASURE, awaitPromise=True, returnByValue=True)
+        res = cdp.call("Page.printToPDF", printBackground=True, paperWidth=8.27, paperHeight=11.69,
+                       marginTop=0.4, marginBottom=0.4, marginLeft=0.4, marginRight=0.4,
+                       displayHeaderFooter=False, preferCSSPageSize=False)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(base64.b64decode(res["data"]))
+    os.replace(tmp, out)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("page", type=Path)
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=900)
+    ap.add_argument("--pdf", type=Path, help="print the page to this PDF instead (make report-pdf)")
     a = ap.parse_args(argv)
+    if a.pdf:
+        print(print_pdf(a.page, a.pdf, a.width))
+        return 0
     r = inspect_page(a.page, a.width, a.height)
     r["images"] = {"count": len(r["images"]), "natural_wider_than_box": sum(i["natural"] > i["container"] for i in r["images"]),
                    "not_loaded": sum(not i["loaded"] for i in r["images"])}

@@ -410,7 +410,12 @@ REPORT_CSS = (
     "section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%}"
     "table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
     "nav{background:#f6f6f6;padding:.5em 1em}details{margin:.3em 0}summary{cursor:pointer}"
-    "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}")
+    "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}"
+    # printed (make report-pdf): no figure, plot, table row or text line cut across pages; headings
+    # stay with what follows; wide tables and text wrap instead of scrolling
+    "@media print{body{max-width:none;font-size:11px}img,.report-plotly,.output_png,tr,summary{break-inside:avoid}"
+    "h1,h2,h3{break-after:avoid}section{break-before:page}img{max-height:24cm}"
+    "pre{white-space:pre-wrap;max-height:none;overflow:visible}table{overflow:visible}}")
 
 
 PUBLISHED_REF = re.compile(r"data/published/([\w.-]+\.csv)")

@@ -107,3 +107,27 @@ def test_the_rendered_report_meets_its_size_and_height_targets():
     assert r["plotly"] == r["plotly_divs"]
     assert r["bytes"] <= REPORT_MAX_BYTES, f"{r['bytes']:,} bytes"
     assert r["height"] <= REPORT_MAX_PX, f"{r['height']:,} px"
+
+
+@pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm is not installed (make tools: poppler-utils)")
+def test_report_prints_to_pdf_with_a_readable_first_page(tmp_path):
+    """make report-pdf's step on a report of the committed notebooks: an A4 PDF whose text holds every
+    section's title, and whose first page, rendered by pdftoppm, is a page with content (not blank)."""
+    pytest.importorskip("websocket")
+    import numpy as np
+    from PIL import Image
+
+    from analysis.pagecheck import print_pdf
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    books = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+    for b in books:
+        shutil.copy(b, reports / b.name)
+    pdf = print_pdf(build_report(reports, ROOT / "figures"), tmp_path / "report.pdf")
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    assert "595.92 x 841.92 pts (A4)" in info and int(re.search(r"Pages:\s+(\d+)", info).group(1)) >= len(books)
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "cephqos-lab report" in text and "00 · Ingest" in text and "40 · Block-workload" in text
+    subprocess.run(["pdftoppm", "-png", "-r", "50", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "p")], check=True)
+    page1 = np.asarray(Image.open(next(tmp_path.glob("p*.png"))).convert("L"))
+    assert page1.shape[0] > page1.shape[1] and (page1 < 128).mean() > 0.002   # portrait, with dark (text) pixels
