@@ -112,7 +112,11 @@ def plotly_loader() -> str:
     return ("<script>window.plotlyReady=(async function(){var b=Uint8Array.from(atob('" + packed + "'),"
             "function(c){return c.charCodeAt(0);});var t=await new Response(new Blob([b]).stream()"
             ".pipeThrough(new DecompressionStream('gzip'))).text();var s=document.createElement('script');"
-            "s.text=t;document.head.appendChild(s);})();</script>")
+            "s.text=t;document.head.appendChild(s);})();"
+            # a figure drawn inside closed <details> had no width: fit it to the page when opened
+            "document.addEventListener('toggle',function(e){if(e.target.open&&window.Plotly){"
+            "e.target.querySelectorAll('.js-plotly-plot').forEach(function(d){Plotly.Plots.resize(d);});}},true);"
+            "</script>")
 
 
 _PNG_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)")

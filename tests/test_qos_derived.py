@@ -150,6 +150,10 @@ def test_plotly_version_shows_the_same_values_as_the_static_one():
     fig = qf.draw_plotly("qos-part1-fig05", "published", published=pub)
     assert fig.layout.meta["id"] == "qos-part1-fig05-published"
     assert [list(t.y) for t in fig.data] == [[671.0, 747.0, 804.0, 766.0], [121.83, 111.34, 100.0, 108.0]]
+    # every axis names its quantity and unit, as the static figure does
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("snaptrim rate (objects/s)",
+                                                                          "snaptrim duration (s)")
+    assert fig.layout.xaxis.title.text == "scheduler / profile" and fig.layout.width is None
     assert qf.draw_plotly("qos-part1-fig06", "published", published=pub) is None  # time series: ours only
 
 

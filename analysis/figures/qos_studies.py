@@ -232,7 +232,7 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
     if spec.kind in ("iops", "clat"):
         fig, ax = plt.subplots(figsize=(1.2 * len(spec.cells) + 3, 3.6))
         if spec.kind == "iops":
-            _bar_panel(ax, spec, ["client_iops"], source, published, runs, spec.test, "average client IOPS")
+            _bar_panel(ax, spec, ["client_iops"], source, published, runs, spec.test, axis_labels(spec)[0])
             if source == "published":
                 base = _published(published, spec, "baseline", ("", ""), "client_iops")
                 if not np.isfinite(base):
@@ -245,12 +245,12 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
                 ax.axhline(base, color="k", ls="--", lw=1, label=f"baseline {base:.0f}")
                 ax.legend(fontsize="small")
         else:
-            _bar_panel(ax, spec, CLAT, source, published, runs, spec.test, "clat (ms)")
+            _bar_panel(ax, spec, CLAT, source, published, runs, spec.test, axis_labels(spec)[0])
     elif spec.kind == "rate_duration":
         fig, axes = plt.subplots(1, 2, figsize=(2.2 * len(spec.cells) + 3, 3.6))
-        unit = "MiB/s" if spec.op == "scrub" else "objects/s"
-        _bar_panel(axes[0], spec, [f"{spec.op}_rate"], source, published, runs, spec.test, f"{spec.op} rate ({unit})")
-        _bar_panel(axes[1], spec, [f"{spec.op}_duration"], source, published, runs, spec.test, f"{spec.op} duration (s)")
+        rate_label, duration_label = axis_labels(spec)
+        _bar_panel(axes[0], spec, [f"{spec.op}_rate"], source, published, runs, spec.test, rate_label)
+        _bar_panel(axes[1], spec, [f"{spec.op}_duration"], source, published, runs, spec.test, duration_label)
     else:
         scen_cells = [(c, *our_cell(spec.test, *c)[:2]) for c in spec.cells]
         ops = spec.op.split("+")
@@ -319,6 +319,21 @@ def draw_plotly(spec: Spec | str, source: str, published: pd.DataFrame | None = 
             fig.add_trace(go.Scatter(x=r["cell"], y=r["value"], mode="markers", name=f"{LABEL.get(metric, metric)}: runs",
                                      marker=dict(color="black", size=5)), **where)
     tag = "PUBLISHED (values stated in the text)" if source == "published" else "MEASURED (this VM)"
-    fig.update_layout(barmode="group", title=f"{spec.id} · {spec.label}: {spec.title}<br><sub>{tag}</sub>",
-                      height=380, width=760, meta={"id": f"{spec.id}-{source}"})
+    for k, label in enumerate(axis_labels(spec)):  # the static figure's y labels, units included
+        fig.update_yaxes(title_text=label, **(dict(row=1, col=k + 1) if panels else {}))
+    fig.update_xaxes(title_text="scheduler / profile")
+    # the title wraps at the figure's width (a long one was cut); the figure follows its container's width
+    fig.update_layout(barmode="group", title=dict(text=f"{spec.id} · {spec.label}:<br>{spec.title}<br><sub>{tag}</sub>",
+                                                  font=dict(size=14)),
+                      height=440, autosize=True, margin=dict(t=100), meta={"id": f"{spec.id}-{source}"})
     return fig
+
+
+def axis_labels(spec: Spec) -> list[str]:
+    """The y-axis label of each panel of a bar figure, with its unit (as :func:`draw` labels them)."""
+    if spec.kind == "iops":
+        return ["average client IOPS (1/s)"]
+    if spec.kind == "clat":
+        return ["clat (ms)"]
+    unit = "MiB/s" if spec.op == "scrub" else "objects/s"
+    return [f"{spec.op} rate ({unit})", f"{spec.op} duration (s)"]
