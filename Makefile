@@ -71,14 +71,21 @@ ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
 endif
+# one notebook, run once per study: the two Quincy QoS studies (analysis.qos_study) are sections 30 and 31
+NB_SRC_30-qos-snaptrim-recovery := 30-qos-study
+NB_SRC_31-qos-scrub := 30-qos-study
+NB_SRC = $(or $(NB_SRC_$(1)),$(1))
 $(PROC)/notebooks.mk: $(PROC)/tables.json $(wildcard notebooks/*.ipynb) analysis/report.py
-	$(PY) -m analysis deps $(REPORT_NB:%=notebooks/%.ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
+	$(PY) -m analysis deps $(foreach n,$(REPORT_NB),$(n)=notebooks/$(call NB_SRC,$(n)).ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
 	@touch $@  # kept unchanged when its rules are (it is only included), but now checked: not re-made again
 # parameters only some notebooks have (papermill warns about the others)
 NB_PARAMS_00-ingest := -p reuse_processed True
+NB_PARAMS_30-qos-snaptrim-recovery := -p study part1
+NB_PARAMS_31-qos-scrub := -p study part2
 # figures_dir only when FIGURES is not the notebooks' default (00-ingest has no such parameter)
 NB_FIGURES := $(if $(filter-out figures,$(FIGURES)),-p figures_dir "$(abspath $(FIGURES))")
-$(REPORTS)/%.ipynb: notebooks/%.ipynb $(ANALYSIS_PY)
+.SECONDEXPANSION:
+$(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY)
 	@mkdir -p $(REPORTS)
 	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
 	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
@@ -109,7 +116,7 @@ report-pdf: report
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 # the notebooks read the processed tables (never raw data behind their back): `data` builds them once
 test: .venv/.installed tools data
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-snaptrim-recovery.ipynb notebooks/31-qos-scrub.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 # Jupyter refuses to start as root unless told (the README's Debian VM is root): --allow-root then only
 lab: .venv/.installed

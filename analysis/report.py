@@ -62,6 +62,13 @@ def figure_source(fig_id: str) -> tuple[str, str]:
 
 
 def _title(nb) -> str:
+    """The section's title: the first level-1 heading a cell printed as Markdown (a notebook run per study
+    computes its own), else the first in a Markdown cell."""
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            m = re.search(r"^#\s+(.+)$", o.get("data", {}).get("text/markdown", ""), flags=re.M)
+            if m:
+                return m.group(1).strip()
     for c in nb.cells:
         if c.cell_type == "markdown":
             m = re.search(r"^#\s+(.+)$", c.source, flags=re.M)
@@ -463,13 +470,17 @@ def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: s
     """make rules on the data each notebook reads: writes ``<processed>/campaigns/<campaign>.sha256``
     (:func:`campaign_stamp`, rewritten only when it changes) for every campaign a notebook's parameters
     name, and returns the rules ``<reports>/<nb>.ipynb: <those stamps> <cited published CSVs>``.  A
-    notebook naming no campaign reads everything: it depends on ``files.parquet``."""
+    notebook naming no campaign reads everything: it depends on ``files.parquet``.  An entry
+    ``name=path`` is the notebook at ``path`` executed as ``<reports>/<name>.ipynb`` (one notebook run
+    once per study)."""
     import pandas as pd
 
     proc = Path(processed)
     files = _files_with_campaign(proc / "files.parquet")
     lines, checked = [], []
-    for nb in map(Path, notebooks):
+    for entry in map(str, notebooks):
+        name, _, path = entry.rpartition("=") if "=" in entry else ("", "", entry)
+        nb = Path(path)
         need = required_campaigns(nb)
         deps = []
         for c in need:
@@ -480,7 +491,7 @@ def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: s
         if not need:
             deps.append(str(proc / "files.parquet"))
         deps += [f"{published}/{f}" for f in cited_published(nb)]
-        lines.append(f"{reports}/{nb.stem}.ipynb: {' '.join(deps)}")
+        lines.append(f"{reports}/{name or nb.stem}.ipynb: {' '.join(deps)}")
     (proc / "campaigns").mkdir(parents=True, exist_ok=True)
     tmp = proc / "campaigns" / f"{CHECKED}.tmp-{os.getpid()}"
     tmp.write_text("".join(f"{c}\n" for c in dict.fromkeys(checked)), encoding="utf-8")

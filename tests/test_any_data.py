@@ -41,3 +41,10 @@ def test_bare_fio_outputs_without_a_campaign_column_get_rules_and_stubs(tmp_path
     rules = notebook_deps([nb], tmp_path / "p", reports=str(tmp_path / "reports"))
     assert f"{tmp_path / 'reports'}/33-qos-v2.ipynb: {tmp_path / 'p'}/campaigns/qos-v2.sha256" in rules
     assert (tmp_path / "p" / "campaigns" / "qos-v2.sha256").read_text() == "absent\n"
+    # one notebook executed once per study: each output named, each tied to what the notebook reads
+    study = ROOT / "notebooks" / "30-qos-study.ipynb"
+    rules = notebook_deps([f"30-qos-snaptrim-recovery={study}", f"31-qos-scrub={study}"], tmp_path / "p",
+                          reports="r")
+    assert rules.splitlines() == [f"r/{n}.ipynb: {tmp_path / 'p'}/campaigns/qos-2026.sha256 "
+                                  "data/published/qos-part1.csv data/published/qos-part2.csv" for n in
+                                  ("30-qos-snaptrim-recovery", "31-qos-scrub")]

@@ -271,3 +271,20 @@ def test_findings_table_one_row_per_testable_claim_one_column_per_campaign():
     assert "✗</b> -4.8 [-20.5, +13.9] · R 3" in first and "✓</b> +21.5 [-20.5, +13.9] · R 3" in first
     assert "<a " not in body[1][1] and "~</b> -2.4</td>" in body[1][1]      # no section 31 in this page: no link
     assert findings_table(pd.DataFrame(rows[2:3])) == ""
+
+
+def test_a_notebook_run_per_study_takes_its_title_from_its_computed_heading():
+    """Sections 30 and 31 are one notebook run twice: each takes the title the notebook printed for its
+    study, not the notebook's generic first heading."""
+    from analysis import qos_study as qs
+    from analysis.report import _title
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 30 · The Quincy QoS studies"),
+                                         nbformat.v4.new_code_cell("display(Markdown(...))")])
+    assert _title(nb) == "30 · The Quincy QoS studies"
+    for key, title in (("part1", "30 · mClock vs WPQ with snaptrim and recovery (study part 1)"),
+                       ("part2", "31 · mClock vs WPQ with deep scrub (study part 2)")):
+        nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={
+            "text/markdown": qs.heading(qs.study(key), "qos-2026"), "text/plain": "<Markdown>"})]
+        assert _title(nb) == title
+    with pytest.raises(ValueError, match="study 'part3': expected one of part1, part2"):
+        qs.study("part3")
