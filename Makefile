@@ -103,7 +103,7 @@ report:
 	  $(MAKE) --no-print-directory $(PROC)/tables.json $(PROC)/notebooks.mk && \
 	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
 	  $(PY) -m analysis claims --processed $(PROC) --out $(REPORTS)/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
-	  $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) >/dev/null && \
+	  $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
 	  printf 'report: %s\n' $(abspath $(REPORTS)/report.html) && \
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" && \
 	  $(PY) -m analysis failures --processed $(PROC)

@@ -110,7 +110,7 @@ def _manifest(args: argparse.Namespace) -> int:
 
 def _report(a: argparse.Namespace) -> int:
     from .report import build_report
-    print(build_report(a.reports, a.figures))
+    print(build_report(a.reports, a.figures, processed=a.processed))
     return 0
 
 
@@ -412,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("report", help="assemble REPORTS/report.html from the executed notebooks in REPORTS")
     r.add_argument("reports", nargs="?", default="reports")
     r.add_argument("--figures", default="figures", help="folder of the figures the notebooks wrote")
+    r.add_argument("--processed", default=None, help="the tables the notebooks read: the data set is summed up "
+                                                    "under the findings (campaigns, runs, machine, Ceph version)")
     r.set_defaults(fn=_report)
     n = sub.add_parser("run-notebook", help="execute NOTEBOOK into OUT with papermill, or write a stub saying "
                                            "which campaigns DATA lacks (the notebook is not run then)")

@@ -343,8 +343,41 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset()) -> 
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
 
+def dataset_section(processed: str | Path) -> str:
+    """The data set in three lines, from ``files.parquet`` of the processed tables (read through
+    :mod:`analysis.ingest.tables`): files read and their status; per campaign its runs and Ceph version;
+    the machines as the runs recorded them (CPUs, kernel).  A missing or inconsistent table set says so."""
+    from .ingest import tables
+    try:
+        files = tables.read(processed, "files")  # one row per file: small
+    except (FileNotFoundError, tables.TableSetError) as e:
+        return f"<section id='data-set'><h2>The data set</h2><p>{html.escape(str(e))}</p></section>"
+    st = files["status"].value_counts()
+    line1 = (f"{len(files):,} files in the ingest of <code>{html.escape(str(processed))}</code>: "
+             + ", ".join(f"{int(n):,} {html.escape(str(k))}" for k, n in st.items()) + ".")
+    per = []
+    if "campaign" in files:
+        runs = files.dropna(subset=["campaign"])
+        for camp, g in runs.groupby("campaign", observed=True, sort=True):
+            n = g["run"].nunique() if "run" in g else 0
+            ver = sorted(set(g["ceph_version"].dropna().astype(str))) if "ceph_version" in g else []
+            per.append(f"<code>{html.escape(str(camp))}</code> {n:,} run{'s' if n != 1 else ''}"
+                       + (f" (Ceph {html.escape(', '.join(ver))})" if ver else ""))
+    line2 = ("Campaigns: " + "; ".join(per) + ".") if per else "No campaign named in the data."
+    mach = []
+    for col, label in (("nproc", "CPUs"), ("kernel", "kernel")):
+        if col in files:
+            vals = sorted(set(files[col].dropna().astype(str).str.replace(r"\.0$", "", regex=True)))
+            if vals:
+                mach.append(f"{label} {html.escape(', '.join(vals))}")
+    line3 = ("Machine, where the runs recorded it: " + "; ".join(mach) + ".") if mach else \
+        "No run recorded its machine."
+    return (f"<section id='data-set'><h2>The data set</h2><p>{line1}<br>{line2}<br>{line3}</p></section>")
+
+
 def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = "figures",
-                 out: str | Path | None = None, published: str | Path | None = None) -> Path:
+                 out: str | Path | None = None, published: str | Path | None = None,
+                 processed: str | Path | None = None) -> Path:
     """Assemble ``<reports_dir>/report.html`` from ``<reports_dir>/NN-*.ipynb`` (the papermill outputs).
 
     Raises FileNotFoundError when no executed notebook is there (run ``make report``)."""
@@ -388,7 +421,10 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if n_plotly:  # plotly.js once, inline: the page works offline
         style += plotly_loader()
     claims = claims_section(reports / CLAIMS_CSV, {p.stem for p in books})
-    if claims:  # near the top: before the notebooks
+    if processed is not None:  # the data set in three lines, before the notebooks
+        toc.insert(0, "<li><a href='#data-set'>The data set</a></li>")
+        sections.insert(0, dataset_section(processed))
+    if claims:  # first: the findings
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
     # the page's own head: nbconvert's lab head (its 0.26 MB of JupyterLab CSS styles the lab template's

@@ -288,3 +288,25 @@ def test_a_notebook_run_per_study_takes_its_title_from_its_computed_heading():
         assert _title(nb) == title
     with pytest.raises(ValueError, match="study 'part3': expected one of part1, part2"):
         qs.study("part3")
+
+
+def test_the_data_set_in_three_lines_from_the_files_table(tmp_path):
+    import pandas as pd
+
+    from analysis.ingest import tables
+    from analysis.report import dataset_section
+    proc = tmp_path / "p"
+    proc.mkdir()
+    empty = dataset_section(proc)
+    assert "no processed tables" in empty and "python -m analysis ingest DATA --out" in empty   # says what to run
+    pd.DataFrame({"path": ["a/run.json", "a/fio.json", "b/fio.json", "c/x.log"],
+                  "status": ["context", "ok", "ok", "failed"],
+                  "campaign": ["qos-x", "qos-x", "block-y", None], "run": ["r1", "r1", "r2", None],
+                  "ceph_version": ["16.2.15", "16.2.15", None, None], "nproc": [2.0, 2.0, 2.0, None],
+                  "kernel": ["6.18.44", "6.18.44", "6.18.44", None]}).to_parquet(proc / "files.parquet")
+    tables.commit(proc, ["files"])
+    text = dataset_section(proc)
+    lines = text[text.index("<p>") + 3:text.index("</p>")].split("<br>")
+    assert lines[0] == f"4 files in the ingest of <code>{proc}</code>: 2 ok, 1 context, 1 failed."
+    assert lines[1] == "Campaigns: <code>block-y</code> 1 run; <code>qos-x</code> 1 run (Ceph 16.2.15)."
+    assert lines[2] == "Machine, where the runs recorded it: CPUs 2; kernel 6.18.44."
