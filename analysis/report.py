@@ -107,6 +107,24 @@ def _plotly_to_html(nb, prefix: str) -> int:
     return n
 
 
+def _anchor_figures(nb) -> set[str]:
+    """Each figure output that names its id (``metadata['figure_id']``, :func:`analysis.figures.show`)
+    becomes an HTML output with an anchor ``fig-<id>`` before the image, so that the findings can link to
+    the figure in its notebook cell; returns the anchored ids."""
+    ids = set()
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            fid = o.get("metadata", {}).get("figure_id")
+            data = o.get("data", {})
+            if not fid or "image/png" not in data:
+                continue
+            b64 = "".join(data.pop("image/png").split())
+            data["text/html"] = (f"<a id='fig-{html.escape(fid)}' class='fig-anchor'></a>"
+                                 f"<img src='data:image/png;base64,{b64}' alt='{html.escape(fid)}'/>")
+            ids.add(fid)
+    return ids
+
+
 def plotly_loader() -> str:
     """plotly.js for the page, offline and light: the bundle gzip-compressed and base64-encoded (4.8 → 1.9 MB
     for plotly.js 4.1), unpacked by the browser's ``DecompressionStream`` and run once; ``window.plotlyReady``
@@ -260,11 +278,13 @@ _VERDICT_MARK = {"holds": ("✓", "#1a7f37"), "contradicted": ("✗", "#c62828")
                  "not measurable here": ("–", "#777")}
 
 
-def findings_table(table, sections: set[str] | frozenset = frozenset()) -> str:
+def findings_table(table, sections: set[str] | frozenset = frozenset(),
+                   figures: set[str] | frozenset = frozenset()) -> str:
     """One row per testable claim (a published direction: relative and share statements), one column per
     campaign: ours with its 95 % CI, the verdict, and the repeats that would decide it (``R``); the claim
-    links to the section of its study where that section is in the page, and its sentence is the row's
-    tooltip.  Computed from ``claims.csv`` (never typed): the report's first screen of findings."""
+    links to its figure in the notebook cell that drew it (``figures``: anchored ids; ours, else the
+    published one), else to the section of its study where that section is in the page; its sentence is
+    the row's tooltip.  Computed from ``claims.csv`` (never typed): the report's first screen of findings."""
     import pandas as pd
     t = table[pd.to_numeric(table["direction"], errors="coerce").notna()]
     if t.empty:
@@ -288,7 +308,10 @@ def findings_table(table, sections: set[str] | frozenset = frozenset()) -> str:
     for (study, cid), g in t.groupby(["study", "claim_id"], sort=False):
         r0 = g.iloc[0]
         sec = STUDY_SECTIONS.get(study)
-        name = (f"<a href='#{sec}'>{html.escape(cid)}</a>" if sec in sections else html.escape(cid))
+        fig = f"qos-{cid.rsplit('-', 1)[0]}"  # claim ids are <study>-<figure slug>-<rank>
+        target = next((f"fig-{fig}-{src}" for src in ("measured", "published") if f"{fig}-{src}" in figures),
+                      sec if sec in sections else None)
+        name = f"<a href='#{target}'>{html.escape(cid)}</a>" if target else html.escape(cid)
         pub = f"{r0['published']:+.4g} {html.escape(str(r0['unit']))}" if pd.notna(r0["published"]) else ""
         rows.append(f"<tr title='{html.escape(str(r0['sentence']))}'><td>{html.escape(str(study))}</td>"
                     f"<td style='text-align:left'>{name}</td><td>{pub}</td>"
@@ -298,12 +321,14 @@ def findings_table(table, sections: set[str] | frozenset = frozenset()) -> str:
     return (f"<h2 id='findings'>Findings: each testable claim on each campaign</h2>"
             f"<p>Ours is the same quantity as the published one (a relative change in %, or a share), with its "
             f"95 % CI; {key}; R = repeats at which the test would have power 0.8 for the published effect. "
-            f"The claim's sentence is its row's tooltip; the claim links to the study's section.</p>"
+            f"The claim's sentence is its row's tooltip; the claim links to its figure (ours, else the published "
+            f"one) in the notebook cell that drew it, else to the study's section.</p>"
             f"<table class='meta findings'><tr><th>study</th><th>claim</th><th>published</th>{head}</tr>"
             f"{''.join(rows)}</table>")
 
 
-def claims_section(path: Path, sections: set[str] | frozenset = frozenset()) -> str:
+def claims_section(path: Path, sections: set[str] | frozenset = frozenset(),
+                   figures: set[str] | frozenset = frozenset()) -> str:
     """The ``claims`` section from ``reports/claims.csv`` (``python -m analysis claims``): the rows per verdict
     per campaign, the findings per claim (:func:`findings_table`), then the whole table; empty when the
     file is absent.  ``sections``: the ids of the page's sections (claims link to them)."""
@@ -338,7 +363,7 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset()) -> 
             f"(<code>decided_by_repeats</code>: an underpowered claim is decided once R reaches its "
             f"<code>repeats_needed</code>; a projection from few repeats, not a measurement):</p>"
             f"{ahead.to_html(index=False, classes='meta', border=0)}"
-            f"{findings_table(table, sections)}"
+            f"{findings_table(table, sections, figures)}"
             f"<details><summary>the table ({len(table)} claims)</summary>"
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
@@ -395,6 +420,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     rel_fig = os.path.relpath(figures, out.parent)
     toc, sections = [], []
     n_plotly = 0
+    anchors: set[str] = set()
     for path in books:
         nb = nbformat.read(path, as_version=4)
         name = path.stem
@@ -408,6 +434,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         frows = [(f, f"<code>{figure_source(f)[0]}</code> · <a href='{rel_fig}/{f}.png'>PNG</a> · "
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
         n_plotly += _plotly_to_html(nb, name)
+        anchors |= _anchor_figures(nb)
         body, _ = body_only.from_notebook_node(nb)
         body = fold_figure_runs(collapse_long_text(body))
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
@@ -420,7 +447,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     style = f"<style>{REPORT_CSS}</style>"
     if n_plotly:  # plotly.js once, inline: the page works offline
         style += plotly_loader()
-    claims = claims_section(reports / CLAIMS_CSV, {p.stem for p in books})
+    claims = claims_section(reports / CLAIMS_CSV, {p.stem for p in books}, anchors)
     if processed is not None:  # the data set in three lines, before the notebooks
         toc.insert(0, "<li><a href='#data-set'>The data set</a></li>")
         sections.insert(0, dataset_section(processed))

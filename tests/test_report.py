@@ -271,6 +271,11 @@ def test_findings_table_one_row_per_testable_claim_one_column_per_campaign():
     assert "✗</b> -4.8 [-20.5, +13.9] · R 3" in first and "✓</b> +21.5 [-20.5, +13.9] · R 3" in first
     assert "<a " not in body[1][1] and "~</b> -2.4</td>" in body[1][1]      # no section 31 in this page: no link
     assert findings_table(pd.DataFrame(rows[2:3])) == ""
+    # with the figure anchored in the page, the claim links to it (ours first, else the published one)
+    linked = findings_table(pd.DataFrame(rows), {"30-qos-snaptrim-recovery"},
+                            {"qos-part1-fig01-published", "qos-part1-fig01-measured", "qos-part2-chart01-published"})
+    assert "<a href='#fig-qos-part1-fig01-measured'>part1-fig01-2</a>" in linked
+    assert "<a href='#fig-qos-part2-chart01-published'>part2-chart01-1</a>" in linked
 
 
 def test_a_notebook_run_per_study_takes_its_title_from_its_computed_heading():
@@ -310,3 +315,31 @@ def test_the_data_set_in_three_lines_from_the_files_table(tmp_path):
     assert lines[0] == f"4 files in the ingest of <code>{proc}</code>: 2 ok, 1 context, 1 failed."
     assert lines[1] == "Campaigns: <code>block-y</code> 1 run; <code>qos-x</code> 1 run (Ceph 16.2.15)."
     assert lines[2] == "Machine, where the runs recorded it: CPUs 2; kernel 6.18.44."
+
+
+def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp_path, monkeypatch):
+    import base64
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from analysis.figures import show
+    from analysis.report import _anchor_figures
+    fig, ax = plt.subplots(figsize=(2, 1))
+    fig.set_label("qos-part1-fig01-measured")
+    shell = InteractiveShell.instance()
+    seen = []
+    monkeypatch.setattr(shell.display_pub, "publish", lambda data, metadata=None, **k: seen.append((data, metadata or {})))
+    show(tmp_path, fig)
+    (data, meta), = seen
+    assert meta.get("figure_id") == "qos-part1-fig01-measured" and "image/png" in data
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": data["image/png"] if isinstance(data["image/png"], str)
+                                                     else base64.b64encode(data["image/png"]).decode(),
+                                                     "text/plain": "<Image>"}, metadata=meta)])])
+    assert _anchor_figures(nb) == {"qos-part1-fig01-measured"}
+    html_ = nb.cells[0].outputs[0]["data"]["text/html"]
+    assert html_.startswith("<a id='fig-qos-part1-fig01-measured' class='fig-anchor'></a><img src='data:image/png;base64,")
+    assert "image/png" not in nb.cells[0].outputs[0]["data"]

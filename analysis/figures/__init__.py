@@ -55,12 +55,13 @@ def save(fig, out_dir: str | Path, dpi: int = 110, formats: tuple[str, ...] = ("
 
 def show(out_dir: str | Path, fig=None) -> Path:
     """Save ``fig`` (default: the current figure) with :func:`save`, display the saved PNG and close the
-    figure: one render for the file and the notebook instead of two (notebook convenience)."""
+    figure: one render for the file and the notebook instead of two (notebook convenience).  The output
+    carries the figure's id (``metadata['figure_id']``): the report anchors it there, and links to it."""
     import matplotlib.pyplot as plt
     from IPython.display import Image, display
 
     fig = fig if fig is not None else plt.gcf()
     png = save(fig, out_dir)
-    display(Image(filename=str(png)))
+    display(Image(filename=str(png)), metadata={"figure_id": png.stem})
     plt.close(fig)
     return png
