@@ -159,3 +159,21 @@ def test_during_and_scrub_tuning_tables_group_by_value():
     assert base["n"] == 2 and base["iops"] == pytest.approx(701.5) and base["scrub_duration"] == pytest.approx(40.0)
     assert base["clat_during_scrub_ms"] == pytest.approx(40.0)
     assert t.loc[("high_client_ops", "max_scrubs=10 cost=50MiB prio=5"), "clat_during_scrub_ms"] == pytest.approx(26.0)
+
+
+def test_campaign_conclusion_names_best_worst_arms_and_the_regime_against_the_gate():
+    from analysis.stats.arms import campaign_conclusion
+    med = pd.DataFrame({"scenario": ["scrub", "scrub", "scrub", "baseline"], "arm": ["wpq", "hco", "bal", "wpq"],
+                        "n": [8, 8, 3, 3], "iops": [900.0, 1000.0, 800.0, 950.0],
+                        "scrub_duration": [35.0, 41.0, 30.0, float("nan")]}).set_index(["scenario", "arm"])
+    regime = pd.DataFrame({"campaign": ["c", "c", "pilot"], "scenario": ["scrub", "snaptrim", "scrub"],
+                           "cpu_busy": [0.95, 0.91, 0.2], "queue_per_osd": [float("nan"), float("nan"), 31.5],
+                           "op_rate_spread": [1.5, 1.3, 4.0]})
+    text = campaign_conclusion(med, regime, "c", 0.6, 8)
+    assert "22 runs of `c` in 2 scenarios × 3 arms (cells of 3–8 repeats)" in text
+    assert "scrub: hco 1000 vs bal 800 (1.25×)." in text and "baseline:" not in text   # one arm: no comparison
+    assert "scrub in scrub: bal 30.0 s, hco 41.0 s." in text
+    assert "CPU busy while the operations ran 0.91–0.95 (gate ≤ 0.6), ops queued per OSD not recorded" in text
+    assert "the OSDs were CPU-bound" in text and "`pilot`: CPU busy 0.20, ops queued per OSD 31.5" in text
+    calm = campaign_conclusion(med, regime.assign(cpu_busy=0.3, queue_per_osd=20.0), "c", 0.6, 8)
+    assert "within the pilot gate's limits" in calm and "CPU-bound" not in calm

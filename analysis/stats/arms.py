@@ -204,3 +204,58 @@ def op_windows(summary: pd.DataFrame, series: pd.DataFrame, warmup_s: float = 10
                       on=keys, how="left")
     runs["pre_windows"] = runs["pre_windows"].fillna(0).astype("int64")
     return runs
+
+
+def campaign_conclusion(med: pd.DataFrame, regime: pd.DataFrame, campaign: str,
+                        max_cpu_busy: float = 0.60, min_queue_per_osd: float = 8.0) -> str:
+    """The closing section of a measured QoS campaign (Markdown), computed: runs and cells (``med``:
+    :func:`arm_medians`, indexed by scenario and arm, with ``n``), per scenario the best and worst arm by
+    median client IOPS, per background operation the fastest and slowest arm by median duration, and the
+    regime (``regime``: :func:`analysis.stats.pilot.regime_table`) against the pilot gate's limits (machine
+    CPU busy ≤ ``max_cpu_busy``, ≥ ``min_queue_per_osd`` ops queued per OSD, ``pilot.THRESHOLDS``): where
+    the OSDs are CPU-bound, their queues hold few ops and no scheduler has anything to reorder."""
+    def span(s: pd.Series, fmt: str) -> str:
+        s = s.dropna()
+        if s.empty:
+            return "not recorded"
+        return f"{s.min():{fmt}}" if s.min() == s.max() else f"{s.min():{fmt}}–{s.max():{fmt}}"
+
+    m = med.reset_index()
+    lines = ["## Conclusions", "",
+             f"- **Coverage.** {int(m['n'].sum())} runs of `{campaign}` in {m['scenario'].nunique()} scenarios × "
+             f"{m['arm'].nunique()} arms (cells of {int(m['n'].min())}–{int(m['n'].max())} repeats)."]
+    best = []
+    for scen, g in m.dropna(subset=["iops"]).groupby("scenario", sort=True, observed=True):
+        if len(g) < 2:
+            continue
+        hi, lo = g.loc[g["iops"].idxmax()], g.loc[g["iops"].idxmin()]
+        best.append(f"{scen}: {hi['arm']} {hi['iops']:.0f} vs {lo['arm']} {lo['iops']:.0f} ({hi['iops'] / lo['iops']:.2f}×)")
+    if best:
+        lines.append("- **Client IOPS, best and worst arm by median** — " + "; ".join(best) + ".")
+    ops = []
+    for col in [c for c in m.columns if c.endswith("_duration") and not c.startswith("n_")]:
+        for scen, g in m.dropna(subset=[col]).groupby("scenario", sort=True, observed=True):
+            if len(g) < 2:
+                continue
+            fast, slow = g.loc[g[col].idxmin()], g.loc[g[col].idxmax()]
+            ops.append(f"{col.removesuffix('_duration')} in {scen}: {fast['arm']} {fast[col]:.1f} s, "
+                       f"{slow['arm']} {slow[col]:.1f} s")
+    if ops:
+        lines.append("- **Background operations, fastest and slowest arm by median duration** — " + "; ".join(ops) + ".")
+    own, other = regime[regime["campaign"] == campaign], regime[regime["campaign"] != campaign]
+    if len(own):
+        cpu, q = own["cpu_busy"], own["queue_per_osd"]
+        cpu_bound = bool(cpu.notna().any() and (cpu > max_cpu_busy).all())
+        shallow = bool(q.notna().any() and (q < min_queue_per_osd).all())
+        verdict = ("the OSDs were CPU-bound: their queues hold few ops and the op queue has little to reorder, so "
+                   "this campaign cannot decide which scheduler serves the client better" if cpu_bound or shallow
+                   else "within the pilot gate's limits: the op queue can decide here")
+        lines.append(f"- **Regime.** Machine CPU busy while the operations ran {span(cpu, '.2f')} (gate ≤ "
+                     f"{max_cpu_busy:g}), ops queued per OSD {span(q, '.1f')} (gate ≥ {min_queue_per_osd:g}), the "
+                     f"fastest arm's operation rate over the slowest's {span(own['op_rate_spread'], '.2f')}: "
+                     f"{verdict}.")
+        if len(other):
+            lines.append(f"  For comparison, {', '.join(f'`{c}`' for c in dict.fromkeys(other['campaign']))}: CPU busy "
+                         f"{span(other['cpu_busy'], '.2f')}, ops queued per OSD {span(other['queue_per_osd'], '.1f')}, "
+                         f"rate spread {span(other['op_rate_spread'], '.2f')}.")
+    return "\n".join(lines)
