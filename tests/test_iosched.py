@@ -79,3 +79,23 @@ def test_campaign_summary_counts_rejections():
     s = io.campaign_summary(v, alpha=0.05)
     assert s.loc["a"].tolist() == [3, 2, 1, 1, pytest.approx(0.15), 0.2, 0.1, 8, 10]
     assert s.loc["b", "anova_sig"] == 0 and s.loc["b", "repeats_needed_max"] == 99
+
+
+def test_conclusion_counts_colours_rejections_and_names_the_legacy_counterparts():
+    from analysis.stats.iosched import conclusion
+    idx = pd.MultiIndex.from_tuples(
+        [("b", "raw", "read", "4k", 256, s) for s in ("bfq", "mq-deadline", "none", "kyber")]
+        + [("b", "raw", "write", "4m", 16, s) for s in ("bfq", "mq-deadline", "none", "kyber")],
+        names=["campaign", "target", "op", "bs", "qd", "io_scheduler"])
+    colours = pd.DataFrame({"colour": ["", "green", "red", "", "", "", "", ""]}, index=idx)
+    verdicts = pd.DataFrame({"campaign": ["b", "b", "r"], "target": ["raw", "raw", "pool"],
+                             "op": ["read", "write", "write"], "bs": ["4k", "4m", "4m"], "qd": [256, 16, 16],
+                             "anova_p": [0.001, 0.03, 0.5], "kw_p": [0.01, 0.2, 0.6],
+                             "best": ["mq-deadline", "kyber", "bfq"], "worst": ["none", "none", "kyber"],
+                             "spread": [0.41, 0.08, 0.02], "repeats_needed": [4.0, 30.0, 300.0]})
+    text = conclusion(colours, verdicts, 0.05, repeats=6)
+    assert "colours 1 of the 2 workloads**: 4k QD 256: 1." in text
+    assert "`b` ANOVA 2 of 2 (by chance 0.1), Kruskal–Wallis 1; `r` ANOVA 0 of 1 (by chance 0.1), Kruskal–Wallis 0." in text
+    assert "best: mq-deadline (deadline) 1, kyber (no counterpart) 1; worst: none (noop) 2" in text
+    assert "The widest spread: b raw read 4k QD 256, mq-deadline over none by 41 %." in text
+    assert "median of 30 per scheduler" in text and "(1 of 3 workloads need ≤ 6, 1 need ≤ 20)" in text

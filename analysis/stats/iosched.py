@@ -100,3 +100,42 @@ def campaign_summary(verdicts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFra
                                            repeats_needed_max=("repeats_needed", "max"))
     out.insert(4, "expected_by_chance", alpha * out["workloads"])
     return out
+
+
+def conclusion(colours: pd.DataFrame, verdicts: pd.DataFrame, alpha: float = ALPHA, repeats: int = 6) -> str:
+    """The closing section of the IO-scheduler comparison (Markdown), computed from the seed-rule colours
+    (``analysis.stats.compare.seed_colour_table``, one row per workload × scheduler with ``colour``) and
+    :func:`workload_verdicts`: how many workloads the seed's ±1σ rule colours; how many the ANOVA and
+    Kruskal–Wallis reject against the count expected by chance; which scheduler is best and worst where
+    the ANOVA rejects, named with its legacy counterpart (:data:`LEGACY`: the seed's CFQ/deadline/noop);
+    and how many repeats per scheduler the observed spreads would need (``repeats``: what was run)."""
+    keys = ["campaign", "target", "op", "bs", "qd"]
+    coloured = colours.groupby(level=keys, observed=True)["colour"].apply(lambda c: (c != "").any())
+    lines = ["## Conclusions", "",
+             f"- **The seed's rule colours {int(coloured.sum())} of the {len(coloured)} workloads**"
+             + (": " + ", ".join(f"{k}: {v}" for k, v in coloured[coloured].reset_index()
+                                  .assign(w=lambda d: d["bs"].astype(str) + " QD " + d["qd"].astype(str))
+                                  .groupby("w").size().sort_values(ascending=False).items()) if coloured.any() else "")
+             + "."]
+    per = []
+    for camp, v in verdicts.groupby("campaign", sort=True, observed=True):
+        per.append(f"`{camp}` ANOVA {int((v['anova_p'] < alpha).sum())} of {len(v)} (by chance "
+                   f"{alpha * len(v):.1f}), Kruskal–Wallis {int((v['kw_p'] < alpha).sum())}")
+    lines.append(f"- **Tests at α = {alpha}** — " + "; ".join(per) + ".")
+    rej = verdicts[verdicts["anova_p"] < alpha]
+    if len(rej):
+        def named(s: pd.Series) -> str:
+            return ", ".join(f"{k} ({LEGACY[k] if LEGACY.get(k, '(none)') != '(none)' else 'no counterpart'}) {n}"
+                             for k, n in s.value_counts().items())
+        top = rej.loc[rej["spread"].idxmax()]
+        lines.append(f"- **Where the ANOVA rejects** ({len(rej)} workloads), best: {named(rej['best'])}; worst: "
+                     f"{named(rej['worst'])} (blk-mq scheduler, the seed's counterpart in brackets). The widest "
+                     f"spread: {top['campaign']} {top['target']} {top['op']} {top['bs']} QD {top['qd']}, "
+                     f"{top['best']} over {top['worst']} by {100 * top['spread']:.0f} %.")
+    need = verdicts["repeats_needed"].dropna()
+    if len(need):
+        lines.append(f"- **Repeats.** {repeats} per scheduler were run; the observed best-to-worst spreads would "
+                     f"need a median of {np.median(need):.0f} per scheduler to confirm at power 0.8 "
+                     f"({int((need <= repeats).sum())} of {len(need)} workloads need ≤ {repeats}, "
+                     f"{int((need <= 20).sum())} need ≤ 20).")
+    return "\n".join(lines)
