@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from .published_qos import PART1_SEED, PART2_SEED
+from .stats.claims import conclusion_lines
 
 
 @dataclass(frozen=True)
@@ -115,39 +115,14 @@ def recompute_note(st: Study, rec: pd.DataFrame) -> str:
     return f"Of the {len(rec)} relative statements: " + "; ".join(parts) + ". " + st.text_note
 
 
-def _fmt_claim(r) -> str:
-    ci = f" [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]" if pd.notna(r.get("ci_low")) else ""
-    return (f"`{r['claim_id']}` (published {r['published']:+.3g} {r['unit']}, ours {r['ours']:+.3g}{ci}, "
-            f"p = {r['p']:.2g})")
-
-
 def conclusions(st: Study, rec: pd.DataFrame, claims: pd.DataFrame, rc: pd.DataFrame, campaign: str,
                 alpha: float) -> str:
     """The closing section (Markdown), computed: the text against itself (``rec``), our runs against the
     testable claims (``claims``: :func:`analysis.stats.claims.claims_table` rows of this study and
     campaign — the verdicts of the report's findings table), the claims a few more repeats would decide,
     and how far our absolute values are from theirs (``rc``: :func:`analysis.stats.reconcile.reconcile`)."""
-    c = claims[(claims["study"] == st.key) & (claims["campaign"] == campaign)]
-    testable = c[pd.to_numeric(c["direction"], errors="coerce").notna()]
-    v = testable["verdict"].value_counts()
     lines = ["## Conclusions", "", f"- **The text against itself.** {recompute_note(st, rec)}"]
-    held, contra = testable[testable["verdict"] == "holds"], testable[testable["verdict"] == "contradicted"]
-    n_rep = int(testable["n"].max()) if testable["n"].notna().any() else 0
-    lines.append(f"- **Our runs against the {len(testable)} testable claims** (`{campaign}`, up to {n_rep} repeats "
-                 f"per arm, α = {alpha}; contradicted = the opposite direction at p < α, or p ≥ α with power ≥ 0.8 "
-                 f"for the published effect): " + "; ".join(f"{k} {int(v.get(k, 0))}" for k in
-                                                           ("holds", "contradicted", "not significant",
-                                                            "not measurable here")) + ".")
-    if len(held):
-        lines.append("  Holding: " + "; ".join(_fmt_claim(r) for _, r in held.iterrows()) + ".")
-    if len(contra):
-        lines.append("  Contradicted: " + "; ".join(_fmt_claim(r) for _, r in contra.iterrows()) + ".")
-    ns = testable[(testable["verdict"] == "not significant") & testable["repeats_needed"].notna()]
-    if len(ns):
-        r = ns["repeats_needed"].astype(int)
-        lines.append(f"- **More repeats.** Of the {len(ns)} claims not significant, {int((r <= 10).sum())} would be "
-                     f"decided with at most 10 repeats per arm and {int((r <= 20).sum())} with at most 20, if their "
-                     f"spread stays as measured (median {int(np.median(r))} repeats).")
+    lines += conclusion_lines(claims, campaign, alpha, study=st.key)
     ab = rc[(rc["kind"] == "measured") & rc["ratio"].notna()]
     if len(ab):
         g = ab.groupby("metric")["ratio"].agg(["min", "max"])

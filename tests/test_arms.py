@@ -177,3 +177,5 @@ def test_campaign_conclusion_names_best_worst_arms_and_the_regime_against_the_ga
     assert "the OSDs were CPU-bound" in text and "`pilot`: CPU busy 0.20, ops queued per OSD 31.5" in text
     calm = campaign_conclusion(med, regime.assign(cpu_busy=0.3, queue_per_osd=20.0), "c", 0.6, 8)
     assert "within the pilot gate's limits" in calm and "CPU-bound" not in calm
+    shallow = campaign_conclusion(med, regime.assign(cpu_busy=0.3, queue_per_osd=2.0), "c", 0.6, 8)
+    assert "the OSDs' queues were shallow" in shallow and "CPU-bound" not in shallow

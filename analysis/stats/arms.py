@@ -214,12 +214,6 @@ def campaign_conclusion(med: pd.DataFrame, regime: pd.DataFrame, campaign: str,
     regime (``regime``: :func:`analysis.stats.pilot.regime_table`) against the pilot gate's limits (machine
     CPU busy ≤ ``max_cpu_busy``, ≥ ``min_queue_per_osd`` ops queued per OSD, ``pilot.THRESHOLDS``): where
     the OSDs are CPU-bound, their queues hold few ops and no scheduler has anything to reorder."""
-    def span(s: pd.Series, fmt: str) -> str:
-        s = s.dropna()
-        if s.empty:
-            return "not recorded"
-        return f"{s.min():{fmt}}" if s.min() == s.max() else f"{s.min():{fmt}}–{s.max():{fmt}}"
-
     m = med.reset_index()
     lines = ["## Conclusions", "",
              f"- **Coverage.** {int(m['n'].sum())} runs of `{campaign}` in {m['scenario'].nunique()} scenarios × "
@@ -242,20 +236,38 @@ def campaign_conclusion(med: pd.DataFrame, regime: pd.DataFrame, campaign: str,
                        f"{slow['arm']} {slow[col]:.1f} s")
     if ops:
         lines.append("- **Background operations, fastest and slowest arm by median duration** — " + "; ".join(ops) + ".")
+    lines += regime_lines(regime, campaign, max_cpu_busy, min_queue_per_osd)
+    return "\n".join(lines)
+
+
+def _span(s: pd.Series, fmt: str) -> str:
+    s = s.dropna()
+    if s.empty:
+        return "not recorded"
+    return f"{s.min():{fmt}}" if s.min() == s.max() else f"{s.min():{fmt}}–{s.max():{fmt}}"
+
+
+def regime_lines(regime: pd.DataFrame, campaign: str, max_cpu_busy: float = 0.60,
+                 min_queue_per_osd: float = 8.0) -> list[str]:
+    """Markdown bullets: ``campaign``'s regime (:func:`analysis.stats.pilot.regime_table`) against the pilot
+    gate's limits — CPU-bound or a shallow queue means the op queue has little to reorder — and the other
+    campaigns of the table beside it."""
+    lines: list[str] = []
     own, other = regime[regime["campaign"] == campaign], regime[regime["campaign"] != campaign]
     if len(own):
         cpu, q = own["cpu_busy"], own["queue_per_osd"]
         cpu_bound = bool(cpu.notna().any() and (cpu > max_cpu_busy).all())
         shallow = bool(q.notna().any() and (q < min_queue_per_osd).all())
-        verdict = ("the OSDs were CPU-bound: their queues hold few ops and the op queue has little to reorder, so "
-                   "this campaign cannot decide which scheduler serves the client better" if cpu_bound or shallow
-                   else "within the pilot gate's limits: the op queue can decide here")
-        lines.append(f"- **Regime.** Machine CPU busy while the operations ran {span(cpu, '.2f')} (gate ≤ "
-                     f"{max_cpu_busy:g}), ops queued per OSD {span(q, '.1f')} (gate ≥ {min_queue_per_osd:g}), the "
-                     f"fastest arm's operation rate over the slowest's {span(own['op_rate_spread'], '.2f')}: "
+        cannot = "so this campaign cannot decide which scheduler serves the client better"
+        verdict = (f"the OSDs were CPU-bound: their queues hold few ops and the op queue has little to reorder, {cannot}"
+                   if cpu_bound else f"the OSDs' queues were shallow: the op queue has little to reorder, {cannot}"
+                   if shallow else "within the pilot gate's limits: the op queue can decide here")
+        lines.append(f"- **Regime.** Machine CPU busy while the operations ran {_span(cpu, '.2f')} (gate ≤ "
+                     f"{max_cpu_busy:g}), ops queued per OSD {_span(q, '.1f')} (gate ≥ {min_queue_per_osd:g}), the "
+                     f"fastest arm's operation rate over the slowest's {_span(own['op_rate_spread'], '.2f')}: "
                      f"{verdict}.")
         if len(other):
             lines.append(f"  For comparison, {', '.join(f'`{c}`' for c in dict.fromkeys(other['campaign']))}: CPU busy "
-                         f"{span(other['cpu_busy'], '.2f')}, ops queued per OSD {span(other['queue_per_osd'], '.1f')}, "
-                         f"rate spread {span(other['op_rate_spread'], '.2f')}.")
-    return "\n".join(lines)
+                         f"{_span(other['cpu_busy'], '.2f')}, ops queued per OSD {_span(other['queue_per_osd'], '.1f')}, "
+                         f"rate spread {_span(other['op_rate_spread'], '.2f')}.")
+    return lines

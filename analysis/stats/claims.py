@@ -360,3 +360,36 @@ def decided_by_repeats(table: pd.DataFrame, repeats=(3, 5, 10, 20, 50, 100)) -> 
         out[f"at {r}"] = out["decided now"] + more.reindex(out.index, fill_value=0)
     out.index.name = "campaign"
     return out.astype(int)
+
+
+def _claim_text(r) -> str:
+    ci = f" [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]" if pd.notna(r.get("ci_low")) else ""
+    return (f"`{r['claim_id']}` (published {r['published']:+.3g} {r['unit']}, ours {r['ours']:+.3g}{ci}, "
+            f"p = {r['p']:.2g})")
+
+
+def conclusion_lines(table: pd.DataFrame, campaign: str, alpha: float = ALPHA, study: str | None = None) -> list[str]:
+    """Markdown bullets on one campaign's rows of :func:`claims_table` (``study``: only that study's): the
+    testable claims by verdict, the ones that hold and the ones contradicted with ours against theirs, and
+    how many of those not significant more repeats would decide (``repeats_needed``) — the closing lines of
+    the notebooks that test the claims, the same numbers as the report's findings table."""
+    t = table[table["campaign"].astype(str) == campaign]
+    if study is not None:
+        t = t[t["study"] == study]
+    testable = t[pd.to_numeric(t["direction"], errors="coerce").notna()]
+    v = testable["verdict"].value_counts()
+    n_rep = int(testable["n"].max()) if testable["n"].notna().any() else 0
+    lines = [f"- **Our runs against the {len(testable)} testable claims** (`{campaign}`, up to {n_rep} repeats per "
+             f"arm, α = {alpha}; contradicted = the opposite direction at p < α, or p ≥ α with power ≥ 0.8 for the "
+             "published effect): " + "; ".join(f"{k} {int(v.get(k, 0))}" for k in VERDICTS) + "."]
+    for verdict, label in (("holds", "Holding"), ("contradicted", "Contradicted")):
+        rows = testable[testable["verdict"] == verdict]
+        if len(rows):
+            lines.append(f"  {label}: " + "; ".join(_claim_text(r) for _, r in rows.iterrows()) + ".")
+    ns = testable[(testable["verdict"] == "not significant") & testable["repeats_needed"].notna()]
+    if len(ns):
+        r = ns["repeats_needed"].astype(int)
+        lines.append(f"- **More repeats.** Of the {len(ns)} claims not significant, {int((r <= 10).sum())} would be "
+                     f"decided with at most 10 repeats per arm and {int((r <= 20).sum())} with at most 20, if their "
+                     f"spread stays as measured (median {int(np.median(r))} repeats).")
+    return lines
