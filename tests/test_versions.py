@@ -192,3 +192,21 @@ def test_read_run_configs_names_a_broken_run_json(tmp_path):
     (d / "run.json").write_text('{"campaign": "rf",\n "arm": }\n')
     with pytest.raises(IngestError, match=r"rep-01/run.json:2: expected a JSON object"):
         vs.read_run_configs(tmp_path, ["rf"])
+
+
+def test_conclusion_counts_interactions_claims_by_release_and_operator_winners():
+    from analysis.stats.versions import conclusion
+    tests = pd.DataFrame({"scenario": ["scrub", "snaptrim"], "metric": ["op_rate", "op_rate"], "p": [0.001, 0.4]})
+    terms = pd.DataFrame({"scenario": ["scrub"] * 3, "metric": ["op_rate"] * 3, "arm": ["a", "b", "c"],
+                          "effect_pacific": [2.0, 1.1, 1.0], "effect_reef": [1.0, 1.0, 1.0],
+                          "ratio": [0.5, 0.91, 1.0], "lo": [0.4, 0.85, 0.9], "hi": [0.6, 0.97, 1.1],
+                          "p": [0.001, 0.01, 0.9]})
+    by = pd.DataFrame({"holds on": ["both", "neither", "both", "undecided"]})
+    op = pd.DataFrame({"scenario": ["scrub", "snaptrim"], "criterion": ["fastest", "fastest"],
+                       "best": ["reef · wpq", "pacific · a"], "vs": ["pacific · wpq", "reef · a"],
+                       "effect": [1.3, 1.01], "unit": ["× op rate", "× op rate"], "p": [0.01, 0.6]})
+    text = conclusion(tests, terms, by, op, 0.05)
+    assert "rejects in 1 of 2 scenario × metric cells at α = 0.05 (scrub op_rate); 2 of 3 single arm terms differ" in text
+    assert "The largest change: a in scrub op_rate, its effect against WPQ 2.00× on Pacific and 1.00× on Reef" in text
+    assert "**The seeds' claims by release:** both 2; neither 1; undecided 1." in text
+    assert "of 2 (operation, criterion) winners, 1 are told apart" in text and "scrub fastest: reef · wpq over pacific · wpq" in text

@@ -321,3 +321,35 @@ def claims_by_release(table: pd.DataFrame, campaigns: dict[str, str]) -> pd.Data
          decided.all(axis=1)],
         ["both", *[f"{r} only" for r in rels], "neither"], default="undecided")
     return out.sort_index()
+
+
+def conclusion(tests: pd.DataFrame, terms: pd.DataFrame, by_release: pd.DataFrame, operator: pd.DataFrame,
+               alpha: float = 0.05) -> str:
+    """The closing section of the two-release comparison (Markdown), computed from :func:`interaction`
+    (``tests``: the F test of the release × arm terms per scenario and metric; ``terms``: one per arm),
+    :func:`claims_by_release` (``by_release``: where each seed claim holds) and :func:`operator_table`
+    (``operator``: the fastest and the cheapest (release, arm) per operation, each against its runner-up)."""
+    lines = ["## Conclusions", ""]
+    if len(tests):
+        rej = tests[tests["p"] < alpha]
+        lines.append(f"- **Does an arm's effect against WPQ change between releases?** The interaction F test "
+                     f"rejects in {len(rej)} of {len(tests)} scenario × metric cells at α = {alpha}"
+                     + (" (" + ", ".join(f"{r.scenario} {r.metric}" for r in rej.itertuples()) + ")" if len(rej) else "")
+                     + f"; {int((terms['p'] < alpha).sum())} of {len(terms)} single arm terms differ "
+                     f"(≈ {alpha * len(terms):.1f} by chance).")
+        if (terms["p"] < alpha).any():
+            big = terms.loc[(terms["p"] < alpha)].assign(d=lambda t: np.abs(np.log(t["ratio"]))).sort_values("d").iloc[-1]
+            lines.append(f"  The largest change: {big['arm']} in {big['scenario']} {big['metric']}, its effect against "
+                         f"WPQ {big['effect_pacific']:.2f}× on Pacific and {big['effect_reef']:.2f}× on Reef "
+                         f"(ratio {big['ratio']:.2f}, CI {big['lo']:.2f}–{big['hi']:.2f}).")
+    if len(by_release):
+        h = by_release["holds on"].value_counts()
+        lines.append("- **The seeds' claims by release:** " + "; ".join(f"{k} {int(n)}" for k, n in h.items()) + ".")
+    if len(operator):
+        won = operator[operator["p"] < alpha]
+        lines.append(f"- **For an operator:** of {len(operator)} (operation, criterion) winners, {len(won)} are told apart "
+                     f"from their runner-up at α = {alpha}"
+                     + (": " + "; ".join(f"{r.scenario} {r.criterion}: {r.best} over {r.vs} ({r.effect:.2f} {r.unit})"
+                                         for r in won.itertuples()) if len(won) else
+                        "; where they are not, the winner is this machine's best guess, not a finding") + ".")
+    return "\n".join(lines)
