@@ -248,3 +248,14 @@ def test_sources_archives_files_and_unsafe_members(tmp_path):
     with pytest.raises(IngestError, match="expected a readable tar or zip archive"):
         (tmp_path / "broken.tar.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
         load(tmp_path / "broken.tar.gz")
+
+
+def test_conclusion_lists_the_cells_told_apart_with_their_change(sides):
+    old, new = sides
+    t = ab.compare(old, new, keys=["scenario"], threshold_pct=10)
+    text = ab.conclusion(t, ("arm=a", "arm=b"))
+    r = t.reset_index().set_index(["scenario", "metric"]).loc[("s1", "iops")]
+    assert text.startswith("## Conclusion\n\n- **arm=b against arm=a:** " + ab.summary_line(t) + ".")
+    assert (f"- **better** (1): s1 fio-json {r['ddir']} iops {r['effect_pct']:+.1f} % "
+            f"[{r['effect_lo']:+.1f}, {r['effect_hi']:+.1f}]." in text)
+    assert "- **worse** (1): s1 fio-json" in text and "clat_mean" in text

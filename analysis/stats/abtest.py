@@ -359,6 +359,29 @@ def summary_line(table: pd.DataFrame) -> str:
               f"alpha {table.attrs.get('alpha', ALPHA):g} by chance alone")
 
 
+def conclusion(table: pd.DataFrame, names: tuple[str, str] | None = None) -> str:
+    """The closing section of a comparison (Markdown), computed from :func:`compare`'s table: the verdict
+    counts (:func:`summary_line`), every cell that tells the two sides apart (``better``, ``worse``,
+    ``differs``) with its change and CI, and the repeats per side the median undecided cell would need."""
+    old, new = names or ("old", "new")
+    lines = ["## Conclusion", "", f"- **{new} against {old}:** {summary_line(table)}."]
+    t = table.reset_index()
+    keys = [k for k in table.attrs.get("keys", []) if k in t]
+    told = t[t["verdict"].isin(["better", "worse", "differs"])]
+    for verdict, g in told.groupby("verdict", sort=True):
+        cells = "; ".join(" ".join(str(r[k]) for k in [*keys, "kind", "ddir", "metric"] if k in r and str(r[k]))
+                          + f" {r['effect_pct']:+.1f} % [{r['effect_lo']:+.1f}, {r['effect_hi']:+.1f}]"
+                          for _, r in g.iterrows())
+        lines.append(f"- **{verdict}** ({len(g)}): {cells}.")
+    if not len(told):
+        lines.append("- **No cell tells the two sides apart** at these runs.")
+    undecided = t.loc[t["verdict"] == "~", "repeats_needed"].dropna()
+    if len(undecided):
+        lines.append(f"- **Undecided cells** ({len(undecided)}) would need a median of {np.median(undecided):.0f} runs "
+                     f"per side to tell their observed change (power 0.8).")
+    return "\n".join(lines)
+
+
 _DISPLAY = {"B/s": (2 ** 20, "MiB/s"), "ns": (1e3, "µs"), "1/s": (1, "1/s"), "s": (1, "s")}
 
 
