@@ -335,3 +335,15 @@ def test_prev_smaller_against_a_plain_loop_with_ties():
         v = rng.integers(0, k, n)
         want = [int((v[:i] < v[i]).sum()) for i in range(n)]
         assert bio._prev_smaller(v).tolist() == want
+
+
+def test_bottleneck_conclusion_counts_verdicts_and_tests_the_chapters_claim():
+    from analysis.stats.blockio import bottleneck, bottleneck_conclusion
+    res = pd.DataFrame({"campaign": ["f"] * 3 + ["r"] * 2, "scenario": ["a", "a", "b", "c", "c"],
+                        "phase": ["w"] * 5, "cpu": [0.6, 0.4, 0.45, 0.9, 0.95], "memory": [0.1] * 5,
+                        "disk": [0.9, 0.95, 0.5, 0.3, 0.85], "network": [np.nan] * 5})
+    v = bottleneck(res, 0.8, 0.5)
+    text = bottleneck_conclusion(v, None, 0.8, 0.5)
+    assert "- **`f`** (3 runs): disk ×2, none ×1; clear in 1; workload means CPU 0.45–0.50, disk 0.50–0.93." in text
+    assert "(the drives are the bottleneck) holds here (disk in 2 of 3 verdicts)" in text
+    assert "- **`r`** (2 runs): cpu ×1, cpu+disk ×1; clear in 2;" in text   # two saturated, the rest low: clear and "does not hold here (disk in 1 of 2" in text

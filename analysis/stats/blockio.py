@@ -609,3 +609,33 @@ def busy_vs_util(idle: pd.DataFrame, win: pd.DataFrame, res: pd.DataFrame) -> pd
     d["busy"] = d["busy_ns"] / d["span_ns"]
     d["diff"] = d["util"] - d["busy"]
     return d
+
+
+def bottleneck_conclusion(v_trace: pd.DataFrame, v_phase: pd.DataFrame | None = None,
+                          saturated: float = 0.8, headroom: float = 0.5) -> str:
+    """The closing section of the bottleneck analysis (Markdown), computed from :func:`bottleneck` per run
+    (``v_trace``: over each trace's window; ``v_phase``: over the whole phase, optional): per campaign the
+    runs' verdicts (``none (…)`` counted as ``none``), how many are clear, the CPU and disk utilisation
+    range of the workload means, and whether the chapter's verdict — the drives are the bottleneck —
+    holds (disk in the verdict of most runs)."""
+    lines = ["## Conclusions", "",
+             f"The chapter's rule: a resource at ≥ {saturated:g} is the bottleneck, a clear one when every other "
+             f"measured resource is below {headroom:g}; network is not measured here (one host, 127.0.0.1).", ""]
+    for camp, g in v_trace.groupby("campaign", sort=True, observed=True):
+        verdict = g["verdict"].astype(str).str.replace(r"^none \(.*\)$", "none", regex=True)
+        counts = verdict.value_counts()
+        means = g.groupby(["scenario", "phase"], observed=True)[["cpu", "disk"]].mean()
+        disk_runs = int(verdict.str.contains("disk").sum())
+        holds = "holds" if disk_runs > len(g) / 2 else "does not hold"
+        line = (f"- **`{camp}`** ({len(g)} runs): " + ", ".join(f"{k} ×{int(n)}" for k, n in counts.items())
+                + f"; clear in {int(g['clear'].sum())}; workload means CPU {means['cpu'].min():.2f}–"
+                f"{means['cpu'].max():.2f}, disk {means['disk'].min():.2f}–{means['disk'].max():.2f}. The chapter's "
+                f"verdict (the drives are the bottleneck) {holds} here (disk in {disk_runs} of {len(g)} verdicts).")
+        if v_phase is not None and len(v_phase):
+            p = v_phase[v_phase["campaign"] == camp]["verdict"].astype(str).str.replace(r"^none \(.*\)$", "none",
+                                                                                          regex=True)
+            if len(p) and not p.value_counts().equals(counts):
+                line += " Over the whole phase instead of the trace: " + ", ".join(
+                    f"{k} ×{int(n)}" for k, n in p.value_counts().items()) + "."
+        lines.append(line)
+    return "\n".join(lines)
