@@ -296,3 +296,23 @@ def test_n_per_arm_is_solve_powers_root_rounded_up_for_all_effect_sizes_at_once(
                 continue
             assert n == np.ceil(s.solve_power(effect_size=abs(e), alpha=0.05, power=0.8)), e
     assert got[0] > 10_000 and (got[1:60] <= got[:59]).all()     # 0.02: ~40 k per arm; falls as d grows
+
+
+def test_conclusion_reads_each_table_it_is_given():
+    verdicts = pd.DataFrame({"tests": [31, 48], "cv_median": [0.22, 0.13], "cv_p90": [0.7, 0.2],
+                             "hypothesis: consistent": [0.0, 0.271], "hypothesis: invalid": [0.0, 0.25],
+                             "range tolerance: consistent": [0.097, 0.125], "range tolerance: invalid": [0, 0]},
+                            index=pd.Index(["q iops", "r bw"], name="campaign"))
+    exchange = pd.DataFrame({"campaign": ["q", "r"], "friedman_p": [1e-9, 0.3], "kendall_w": [0.7, 0.05],
+                             "rho": [0.67, -0.01], "rho_p": [1e-14, 0.88]})
+    by_scenario = pd.DataFrame({"group_p": [0.08, 0.01], "group_p_oneway": [0.42, 0.2], "block_p": [0.005, 0.3]},
+                               index=["baseline", "scrub"])
+    curves = pd.DataFrame({"label": ["ours q iops median", "ours q iops median", "ours r bw p90", "chapter x"],
+                           "rel_diff": [0.1, 0.2, 0.1, 0.1], "n_per_arm": [78.0, 21.0, 67.0, 4.0]})
+    text = c.conclusion(verdicts, exchange, by_scenario, curves, 0.05, 0.10, campaign="q")
+    assert "`q iops` (31 tests, median CV 0.22): hypothesis 0 %, range tolerance 10 %" in text
+    assert "`q` not exchangeable (Friedman p = 1e-09, Kendall's W 0.70), a drift with the run order" in text
+    assert "`r` exchangeable (Friedman p = 0.3, Kendall's W 0.05), no monotone drift" in text
+    assert "an arm effect at α = 0.05 in 1 of 2 scenarios with the blocks (0 without); the block factor is " \
+           "significant in 1." in text
+    assert "(at each campaign's median CV): q iops 78." in text      # medians only, at 10 %

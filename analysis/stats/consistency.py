@@ -692,3 +692,42 @@ def campaign_summary(overviews: dict[str, pd.DataFrame]) -> pd.DataFrame:
             row[f"{meth}: invalid"] = sh.loc[meth, "invalid"]
         rows.append(row)
     return pd.DataFrame(rows).set_index("campaign")
+
+
+def conclusion(verdicts: pd.DataFrame, exchange: pd.DataFrame, by_scenario: pd.DataFrame, curves: pd.DataFrame,
+               alpha: float = 0.05, rel_diff: float = 0.10, campaign: str = "") -> str:
+    """The closing section of the consistency study (Markdown), computed: per campaign the share of tests
+    each method codes consistent and the median CV (``verdicts``: :func:`campaign_summary`); whether the
+    rounds are exchangeable (``exchange``: one row per campaign with ``friedman_p``, ``kendall_w``,
+    ``rho``, ``rho_p``, from :func:`round_effect` and :func:`order_trend`); the arm effect with and without
+    the repeat blocks (``by_scenario``: :func:`blocked_anova_by` of ``campaign``); and the repeats per
+    configuration a ``rel_diff`` difference needs at each campaign's median CV (``curves``:
+    :func:`repeats_needed` rows labelled ``ours <campaign> median``)."""
+    lines = ["## Conclusions", ""]
+    meth = [c.removesuffix(": consistent") for c in verdicts.columns if c.endswith(": consistent")]
+    parts = []
+    for name, r in verdicts.iterrows():
+        shares = ", ".join(f"{m} {100 * r[f'{m}: consistent']:.0f} %" for m in meth if pd.notna(r[f"{m}: consistent"]))
+        parts.append(f"`{name}` ({int(r['tests'])} tests, median CV {r['cv_median']:.2f}): {shares}")
+    lines.append("- **Tests coded consistent, by method** — " + "; ".join(parts) + ".")
+    ex = []
+    for r in exchange.itertuples(index=False):
+        state = "not exchangeable" if r.friedman_p < alpha else "exchangeable"
+        trend = (f", a drift with the run order (Spearman ρ {r.rho:+.2f}, p = {r.rho_p:.2g})" if r.rho_p < alpha
+                 else f", no monotone drift (ρ {r.rho:+.2f}, p = {r.rho_p:.2g})")
+        ex.append(f"`{r.campaign}` {state} (Friedman p = {r.friedman_p:.2g}, Kendall's W {r.kendall_w:.2f}){trend}")
+    lines.append("- **Are the rounds repeated draws of the same thing?** " + "; ".join(ex) + ".")
+    if len(by_scenario):
+        g, b = by_scenario["group_p"], by_scenario["block_p"]
+        lines.append(f"- **Arms within repeat blocks** (`{campaign}`): an arm effect at α = {alpha} in "
+                     f"{int((g < alpha).sum())} of {len(by_scenario)} scenarios with the blocks "
+                     f"({int((by_scenario['group_p_oneway'] < alpha).sum())} without); the block factor is "
+                     f"significant in {int((b < alpha).sum())}.")
+    med = curves[curves["label"].str.startswith("ours ") & curves["label"].str.endswith(" median")
+                 & np.isclose(curves["rel_diff"], rel_diff)]
+    if len(med):
+        lines.append(f"- **Repeats per configuration to detect a {100 * rel_diff:.0f} % difference** (at each "
+                     "campaign's median CV): " + "; ".join(
+                         f"{r.label.removeprefix('ours ').removesuffix(' median')} {r.n_per_arm:.0f}"
+                         for r in med.itertuples()) + ".")
+    return "\n".join(lines)
