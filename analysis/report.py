@@ -169,7 +169,7 @@ def lighter_images(page: str) -> str:
 
 
 #: text outputs longer than this many lines are collapsed behind ``<details>`` (their line count shown)
-LONG_OUTPUT_LINES = 30
+LONG_OUTPUT_LINES = 20
 _PRE = re.compile(r"<pre>(.*?)</pre>", re.S)
 
 

@@ -188,7 +188,7 @@ def test_report_digests_come_from_checked_stamps_and_fall_back_to_files_parquet(
 
 def test_long_text_outputs_fold_behind_details_with_their_line_count():
     from analysis.report import collapse_long_text
-    short = "<pre>" + "\n".join(f"row {i}" for i in range(30)) + "</pre>"
+    short = "<pre>" + "\n".join(f"row {i}" for i in range(20)) + "</pre>"
     long_ = "<pre>path  kind  iops\n" + "\n".join(f"f{i}  fio  {i}" for i in range(230)) + "\n</pre>"
     out = collapse_long_text(f"<div>{short}</div><div>{long_}</div>")
     assert out.count("<details") == 1 and short in out and long_ in out          # nothing lost
