@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -154,12 +155,23 @@ def _run_notebook(a: argparse.Namespace) -> int:
         return 0
     extra = [x for x in a.papermill_args if x != "--"]
     from papermill.cli import papermill as papermill_cli  # in this process: one interpreter start less
-    try:
-        papermill_cli.main(args=[a.notebook, a.out, *extra], standalone_mode=False)
-    except Exception as e:  # PapermillExecutionError and friends: the cell and traceback are printed above
-        print(f"{a.notebook}: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    return 0
+    for attempt in (1, 2):
+        try:
+            papermill_cli.main(args=[a.notebook, a.out, *extra], standalone_mode=False)
+            return 0
+        except Exception as e:  # PapermillExecutionError and friends: the cell and traceback are printed above
+            # two kernels started at once (make -j2) can pick the same free TCP port: jupyter_client's
+            # ports are probed, then bound by the kernel; the loser dies before kernel_info — start it again
+            if attempt == 1 and KERNEL_START_RACE.search(str(e)):
+                print(f"{a.notebook}: the kernel died at start ({e}); starting it once more", file=sys.stderr)
+                continue
+            print(f"{a.notebook}: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+    return 1
+
+
+#: how a kernel that lost a port race at start-up fails (jupyter_client 8, nbclient 0.10)
+KERNEL_START_RACE = re.compile(r"Kernel died before replying to kernel_info|Address already in use")
 
 
 def _table_path(proc: Path, name: str) -> Path | None:

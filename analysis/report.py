@@ -147,9 +147,15 @@ def plotly_loader() -> str:
 _PNG_URI = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=\s]+)")
 
 
-def lighter_images(page: str) -> str:
-    """Each inline PNG re-encoded as lossless WebP where that is smaller (the same pixels; matplotlib's PNGs
-    shrink to about a third here).  Figures keep their PNG and SVG files in ``figures/``."""
+#: the page's content width in CSS px (1400 px body less its padding): an inline figure is never wider
+PAGE_IMAGE_PX = 1360
+
+
+def lighter_images(page: str, max_width: int = PAGE_IMAGE_PX) -> str:
+    """Each inline PNG re-encoded as lossless WebP where that is smaller (matplotlib's PNGs shrink to about
+    a third here); one wider than ``max_width`` is first resampled (Lanczos, then at most 256 colours, on
+    white) to that width, so that no figure is wider than its box on the page.  Figures keep their
+    full-size PNG and SVG in ``figures/``."""
     import base64
     import io
 
@@ -160,9 +166,17 @@ def lighter_images(page: str) -> str:
         im = Image.open(io.BytesIO(raw))
         if im.mode not in ("RGB", "RGBA"):
             im = im.convert("RGBA")
+        wide = im.width > max_width
+        if wide:  # resampled (Lanczos), then back to at most 256 colours: antialiasing would triple the bytes
+            im = im.resize((max_width, max(1, round(im.height * max_width / im.width))), Image.Resampling.LANCZOS)
+            if im.mode == "RGBA":
+                flat = Image.new("RGB", im.size, "white")
+                flat.paste(im, mask=im.getchannel("A"))
+                im = flat
+            im = im.quantize(256, dither=Image.Dither.NONE).convert("RGB")
         out = io.BytesIO()
         im.save(out, "WEBP", lossless=True, method=2)
-        if out.tell() >= len(raw):
+        if out.tell() >= len(raw) and not wide:
             return m.group(0)
         return "data:image/webp;base64," + base64.b64encode(out.getvalue()).decode()
     return _PNG_URI.sub(webp, page)

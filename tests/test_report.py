@@ -227,6 +227,10 @@ def test_inline_pngs_become_lossless_webp_with_the_same_pixels():
     assert len(webp) < len(raw)
     same = np.asarray(Image.open(io.BytesIO(webp)).convert("RGBA"))
     assert np.array_equal(same, np.asarray(Image.open(io.BytesIO(raw)).convert("RGBA")))
+    # a figure wider than the page is resampled to the page's width, its aspect kept
+    wide = lighter_images(f"<img src='data:image/png;base64,{base64.b64encode(_png(2216, 900, 2)).decode()}'/>")
+    im = Image.open(io.BytesIO(base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", wide).group(1))))
+    assert im.format == "WEBP" and im.size == (1360, 552)
 
 
 def test_a_cell_with_many_figures_keeps_two_in_view_and_folds_the_rest():
@@ -343,3 +347,36 @@ def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp
     html_ = nb.cells[0].outputs[0]["data"]["text/html"]
     assert html_.startswith("<a id='fig-qos-part1-fig01-measured' class='fig-anchor'></a><img src='data:image/png;base64,")
     assert "image/png" not in nb.cells[0].outputs[0]["data"]
+
+
+def test_run_notebook_starts_a_kernel_again_when_it_lost_a_port_race(tmp_path, monkeypatch, capsys):
+    """make -j2 starts two kernels at once; one can die before kernel_info (ZMQ: address already in use).
+    run-notebook starts it once more; any other failure, or a second death, is exit 1."""
+    import pandas as pd
+    from papermill.cli import papermill as papermill_cli
+
+    from analysis.__main__ import main
+    proc = tmp_path / "p"
+    proc.mkdir()
+    pd.DataFrame({"campaign": ["qos-2026"]}).to_parquet(proc / "summary.parquet")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 99 · x")])
+    path = tmp_path / "99-x.ipynb"
+    nbformat.write(nb, path)
+    calls = []
+
+    def flaky(errors):
+        def run(args, standalone_mode):
+            calls.append(args)
+            if errors:
+                raise errors.pop(0)
+        return run
+    args = ["run-notebook", "--data", "d", "--processed", str(proc), str(path), str(tmp_path / "o.ipynb")]
+    monkeypatch.setattr(papermill_cli, "main", flaky([RuntimeError("Kernel died before replying to kernel_info")]))
+    assert main(args) == 0 and len(calls) == 2
+    assert "starting it once more" in capsys.readouterr().err
+    calls.clear()
+    monkeypatch.setattr(papermill_cli, "main", flaky([RuntimeError("Kernel died before replying to kernel_info")] * 2))
+    assert main(args) == 1 and len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(papermill_cli, "main", flaky([ValueError("a cell failed")]))
+    assert main(args) == 1 and len(calls) == 1 and "ValueError: a cell failed" in capsys.readouterr().err

@@ -105,6 +105,8 @@ def test_the_rendered_report_meets_its_size_and_height_targets():
     assert r["sections"][:2] == ["claims", "data-set"] and r["broken_links"] == []   # findings, then the data
     assert r["requests"] == [] and r["console_errors"] == [] and r["clipped_images"] == []
     assert r["plotly"] == r["plotly_divs"]
+    wide = [i for i in r["images"] if i["natural"] > i["container"]]
+    assert wide == [], f"{len(wide)} images wider than their box"     # sized to the page, not only scaled down
     assert r["bytes"] <= REPORT_MAX_BYTES, f"{r['bytes']:,} bytes"
     assert r["height"] <= REPORT_MAX_PX, f"{r['height']:,} px"
 
