@@ -7,7 +7,9 @@ campaign, the SHA-256 of ``MANIFEST.sha256``, which hashes every raw file), foll
 the function that drew it (:data:`FIGURE_SOURCES`) and links to its PNG and SVG copies.  Interactive
 plotly outputs become live figures, with plotly.js embedded once in the page, gzip-packed
 (:func:`plotly_loader`; nothing is loaded from the network).  Long text outputs and runs of many figures
-fold behind ``<details>`` (:func:`collapse_long_text`, :func:`fold_figure_runs`); inline PNGs become
+fold behind ``<details>`` (:func:`collapse_long_text`, :func:`collapse_long_tables`,
+:func:`fold_figure_runs`); tables shown with :func:`analysis.tables_html.show_table` are HTML tables that
+scroll inside their own box; inline PNGs become
 lossless WebP (:func:`lighter_images`); the page has its own small style sheet (:data:`REPORT_CSS`).  A table of
 contents links the sections.  When ``reports/claims.csv`` exists (``python -m analysis claims``), a section
 of the studies' claims with their verdicts comes first (:func:`claims_section`).  The page is written to a
@@ -201,6 +203,28 @@ def collapse_long_text(body: str, max_lines: int = LONG_OUTPUT_LINES) -> str:
         return (f"<details class='long-output'><summary>{len(lines):,} lines: <code>{first}</code>"
                 f"</summary>{m.group(0)}</details>")
     return _PRE.sub(fold, body)
+
+
+_TABLE_BOX = re.compile(r'<div class="report-table" data-rows="(\d+)">(.*?</table>)</div>', re.S)
+_TH = re.compile(r"<th[^>]*>(.*?)</th>", re.S)
+
+
+def collapse_long_tables(body: str, max_rows: int = LONG_OUTPUT_LINES) -> str:
+    """Each table of :func:`analysis.tables_html.show_table` (``<div class="report-table" data-rows="N">``)
+    with more than ``max_rows`` rows behind ``<details>``: the summary gives the row count and the column
+    names, the table scrolls in its own box, as :func:`collapse_long_text` does for text."""
+    def fold(m: re.Match) -> str:
+        n = int(m.group(1))
+        if n <= max_rows:
+            return m.group(0)
+        thead = m.group(2).split("</thead>", 1)[0] if "</thead>" in m.group(2) else ""
+        last_row = thead.rsplit("<tr", 1)[-1]
+        cols = [" ".join(re.sub(r"<[^>]+>", "", html.unescape(c)).split()) for c in _TH.findall(last_row)]
+        names = " · ".join(c for c in cols if c)
+        names = names if len(names) <= 100 else names[:99] + "…"
+        return (f"<details class='long-output'><summary>{n:,} rows: <code>{html.escape(names)}</code>"
+                f"</summary>{m.group(0)}</details>")
+    return _TABLE_BOX.sub(fold, body)
 
 
 #: a cell with more than FOLD_OVER figures (images, plotly) shows the first FOLD_KEEP; the rest behind <details>
@@ -450,7 +474,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         n_plotly += _plotly_to_html(nb, name)
         anchors |= _anchor_figures(nb)
         body, _ = body_only.from_notebook_node(nb)
-        body = fold_figure_runs(collapse_long_text(body))
+        body = fold_figure_runs(collapse_long_tables(collapse_long_text(body)))
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
         details = (f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
                    + (f"<details><summary>figures written by this notebook ({len(own)})</summary>"
@@ -499,11 +523,18 @@ REPORT_CSS = (
     "table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
     "nav{background:#f6f6f6;padding:.5em 1em}details{margin:.3em 0}summary{cursor:pointer}"
     "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}"
+    # tables of analysis.tables_html.show_table: a box as wide as the page that scrolls, the table inside at
+    # its own width, one text line per row (as the text tables were), the header kept in view when it scrolls
+    ".report-table{overflow:auto;max-width:100%;margin:.3em 0}.report-table table{display:table;font-size:12.5px}"
+    ".report-table td,.report-table th{border:1px solid #ddd;padding:0 6px;line-height:1.2;white-space:nowrap;"
+    "text-align:right}.report-table thead th{background:#f4f4f4;position:sticky;top:0}"
+    "details.long-output .report-table{max-height:40em}"
     # printed (make report-pdf): no figure, plot, table row or text line cut across pages; headings
     # stay with what follows; wide tables and text wrap instead of scrolling
     "@media print{body{max-width:none;font-size:11px}img,.report-plotly,.output_png,tr,summary{break-inside:avoid}"
     "h1,h2,h3{break-after:avoid}section{break-before:page}img{max-height:24cm}"
-    "pre{white-space:pre-wrap;max-height:none;overflow:visible}table{overflow:visible}}")
+    "pre{white-space:pre-wrap;max-height:none;overflow:visible}table{overflow:visible}"
+    ".report-table{overflow:visible;max-height:none!important}.report-table td,.report-table th{white-space:normal}}")
 
 
 PUBLISHED_REF = re.compile(r"data/published/([\w.-]+\.csv)")

@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from analysis.report import build_report, figure_source
+from conftest import ROOT
 
 
 def executed(title: str, params: dict, text: str) -> nbformat.NotebookNode:
@@ -380,3 +381,49 @@ def test_run_notebook_starts_a_kernel_again_when_it_lost_a_port_race(tmp_path, m
     calls.clear()
     monkeypatch.setattr(papermill_cli, "main", flaky([ValueError("a cell failed")]))
     assert main(args) == 1 and len(calls) == 1 and "ValueError: a cell failed" in capsys.readouterr().err
+
+
+def test_tables_come_out_as_html_tables_in_a_scroll_box_never_as_text(tmp_path):
+    """A notebook executed for real (a kernel) that shows a short and a long DataFrame and a Series with
+    analysis.tables_html.show_table, and prints a line of prose: in the report each table is a <table> in a
+    ``report-table`` box (the style sheet lets it scroll, as wide as the page at most), the long one is folded
+    behind <details> with its row count and columns, no table's text is in a <pre>, the prose still is."""
+    import pandas as pd
+    from bs4 import BeautifulSoup
+    from nbclient import NotebookClient
+
+    from analysis.report import REPORT_CSS
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 50 · Tables"),
+        nbformat.v4.new_code_cell(
+            "import pandas as pd\nfrom analysis.tables_html import show_table\n"
+            "short = pd.DataFrame({'arm': ['wpq', 'mclock'], 'lat_p99_ms': [12.25, 9.5]})\n"
+            "long_ = pd.DataFrame({'path': [f'run-{i:03d}/fio.json' for i in range(45)], 'iops_mean': range(45)})\n"
+            "print('prose line before the tables')\n"
+            "show_table(short, index=False)\nshow_table(long_, index=False)\n"
+            "show_table(long_.set_index('path')['iops_mean'].head(3))")])
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    outs = nb.cells[1].outputs
+    assert [o.output_type for o in outs] == ["stream", "display_data", "display_data", "display_data"]
+    short = pd.DataFrame({"arm": ["wpq", "mclock"], "lat_p99_ms": [12.25, 9.5]})
+    assert outs[1].data["text/plain"] == short.to_string(index=False)       # terminals and nbval: the old text
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    nbformat.write(nb, reports / "50-tables.ipynb")
+    page = build_report(reports, tmp_path).read_text()
+    soup = BeautifulSoup(page, "html.parser")
+    tables = [t for t in soup.find("section", id="50-tables").find_all("table") if "meta" not in t.get("class", [])]
+    assert len(tables) == 3
+    assert all("report-table" in t.parent.get("class", []) for t in tables)     # each in its own box
+    assert [len(t.select("tbody tr")) for t in tables] == [2, 45, 3]
+    assert tables[0].find("td").get_text() == "wpq" and tables[0].find_parent("details") is None
+    fold = tables[1].find_parent("details")
+    assert fold is not None and "long-output" in fold["class"]
+    assert fold.summary.get_text() == "45 rows: path · iops_mean"
+    assert tables[2].find_parent("details") is None
+    pres = [p.get_text() for p in soup.find("section", id="50-tables").find_all("pre")]
+    assert pres == ["prose line before the tables\n"]                             # no DataFrame as text
+    assert not any(w in p for p in pres for w in ("lat_p99_ms", "run-007", "iops_mean"))
+    assert ".report-table{overflow:auto;max-width:100%" in REPORT_CSS
+
