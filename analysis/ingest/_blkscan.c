@@ -46,21 +46,23 @@ static inline uint16_t rd16(const uint8_t *p, int64_t swap) { uint16_t v; memcpy
 #define MAX_NOTIFY_DEVS 64
 #define MAX_KEYS 1024
 
-/* One pass over the records at starts[0..k): the event records (notify bit 0x400 of the category
- * clear) go, in file order, to the int64 columns col[0..7) = time sector bytes action pid device error;
- * notify records are only counted and summarised.  Returns the number of event records, or -1 with
- * stats[5] = what stopped it at record stats[6]: 1 an unknown action (an event code outside 1..17, a
- * notify code above 2); 2 an event more than back_ns before the latest earlier event of its (device,
+/* One pass over the records at starts[0..k) of one block: the event records (notify bit 0x400 of the
+ * category clear) go, in file order, to the int64 columns col[0..7) = time sector bytes action pid
+ * device error; notify records are only counted and summarised.  Resumable: what carries from block to
+ * block is in stats, ndev, key and latest (the caller sets stats[1] = INT64_MAX, stats[2] = INT64_MIN
+ * and the rest 0 before the first block).  Returns the number of event records of this block, or -1
+ * with stats[5] = what stopped it at record stats[6]: 1 an unknown action (an event code outside 1..17,
+ * a notify code above 2); 2 an event more than back_ns before the latest earlier event of its (device,
  * CPU) (stats[7] = that latest time); 3 more (device, CPU) pairs or notify devices than tracked here.
- * stats: [0] notify records, [1] min and [2] max time over all records (as int64), [3] process-name
- * records (notify code 0 with a payload; their indices in proc[]), [4] distinct devices of notify
- * records (in ndev[0..64)). */
+ * stats: [0] notify records so far, [1] min and [2] max time over all records so far (as int64),
+ * [3] process-name records of this block (notify code 0 with a payload; their indices in proc[]),
+ * [4] distinct devices of notify records so far (in ndev[0..64)), [8] (device, CPU) keys so far (in
+ * key[0..1024) with each one's latest time in latest[]). */
 int64_t blk_events(const uint8_t *buf, const int64_t *starts, int64_t k, int64_t swap, int64_t **col,
-                   int64_t back_ns, int64_t *proc, int64_t *stats, int64_t *ndev)
+                   int64_t back_ns, int64_t *proc, int64_t *stats, int64_t *ndev, uint64_t *key,
+                   int64_t *latest)
 {
-    int64_t j = 0, nn = 0, np_ = 0, nd = 0, nk = 0, tmin = INT64_MAX, tmax = INT64_MIN;
-    uint64_t key[MAX_KEYS];
-    int64_t latest[MAX_KEYS];
+    int64_t j = 0, nn = stats[0], np_ = 0, nd = stats[4], nk = stats[8], tmin = stats[1], tmax = stats[2];
     for (int64_t i = 0; i < k; i++) {
         const uint8_t *r = buf + starts[i];
         int64_t t = (int64_t)rd64(r + 8, swap);
@@ -102,6 +104,6 @@ int64_t blk_events(const uint8_t *buf, const int64_t *starts, int64_t k, int64_t
         col[6][j] = rd16(r + 44, swap);
         j++;
     }
-    stats[0] = nn; stats[1] = k ? tmin : 0; stats[2] = k ? tmax : 0; stats[3] = np_; stats[4] = nd;
+    stats[0] = nn; stats[1] = tmin; stats[2] = tmax; stats[3] = np_; stats[4] = nd; stats[8] = nk;
     return j;
 }

@@ -10,7 +10,8 @@ tracing host's (detected from the magic).  ``action`` = category bits << 16 | ac
 when a cgroup id leads the payload); codes 1–17 are Q M F G S R D C P U T I X B A abort drv-data,
 notify records (category bit 0x400) carry process names (0), timestamps (1) or messages (2, e.g. BFQ's).
 
-Decoding (:func:`decode`): the record chain is followed from byte 0; the event records' fields become
+Decoding (:func:`decode`): the record chain is followed from byte 0, a block of ``DECODE_BLOCK_BYTES`` at
+a time when the reader reads the file itself (then the trace is never held whole); the event records' fields become
 int64 columns and notify records are only counted (their process names kept) — stated plainly in
 :func:`_events_numpy` (every header as one structured array), done in one C pass by :func:`_events_c`
 (``_blkscan.c``: no per-record header copy, the CPU-order rule checked on the way), tested equal.
@@ -56,8 +57,8 @@ the result is marked partial (never silently different).  Memory, independent of
 With a sink that takes the request rows (``sink.requests``: the Dask path's parts) nothing else grows.
 Measured here (``scale.run_batch`` on one replicated real trace, default steps, peak RSS of the whole
 process, imports included): 339 MiB for 572 MiB / 7.8 M records, 356 MiB for 1.14 GiB / 15.5 M records
-(``parse`` on the 572 MiB trace: 2,097 MiB then; ``make bench``'s 515 MiB trace now: 1,227 MiB, the input
-bytes included, 2026-11-26).  Without that sink the request rows are concatenated
+(``parse`` on the 572 MiB trace: 2,097 MiB then; ``make bench``'s 515 MiB trace: 1,227 MiB with the input
+bytes held whole, 2026-11-26; 707 MiB since :func:`decode` reads the file a block at a time, 2026-11-27).  Without that sink the request rows are concatenated
 into ``tables['requests']`` (as the serial ingest keeps every table).
 """
 
@@ -78,6 +79,9 @@ from . import _native
 from .base import IngestError, Parsed, categorize, series_frame, summary_frame
 
 KIND = "blktrace"
+#: parse(path, None) reads the file itself, a block at a time (gzip/xz/bzip2 decompressed on the fly)
+STREAMING = True
+STREAMING_COMPRESSED = True
 MAGIC = 0x65617400
 VERSION = 7
 HEADER = 48
@@ -211,7 +215,7 @@ def _clib():
     lib.blk_chain.restype = i64
     lib.blk_gather.argtypes = [p, p, i64, p]
     lib.blk_gather.restype = None
-    lib.blk_events.argtypes = [p, p, i64, i64, p, i64, p, p, p]
+    lib.blk_events.argtypes = [p, p, i64, i64, p, i64, p, p, p, p, p]
     lib.blk_events.restype = i64
     return lib
 
@@ -371,6 +375,7 @@ class _Events:
     t_min: int
     t_max: int
     notify_devices: np.ndarray
+    order: str = "<"
 
 
 def _events_numpy(path: Path, buf: np.ndarray, starts: np.ndarray, order: str) -> _Events:
@@ -386,42 +391,180 @@ def _events_numpy(path: Path, buf: np.ndarray, starts: np.ndarray, order: str) -
                    np.unique(h["device"][notify]).astype(np.int64))
 
 
-def _events_c(lib, path: Path, buf: np.ndarray, starts: np.ndarray, order: str) -> _Events | None:
+class _CState:
+    """What :func:`_events_c` carries from block to block (``blk_events``'s in/out arguments): counts,
+    time range, notify devices, each (device, CPU)'s latest event time."""
+
+    def __init__(self) -> None:
+        self.stats = np.zeros(16, np.int64)
+        self.stats[1], self.stats[2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+        self.ndev = np.zeros(64, np.int64)
+        self.key = np.zeros(1024, np.uint64)
+        self.latest = np.zeros(1024, np.int64)
+
+
+_EV_NAMES = ("time", "sector", "nbytes", "action", "pid", "device", "error")
+
+
+def _events_c(lib, path: Path, buf: np.ndarray, starts: np.ndarray, order: str, state: _CState | None = None,
+              out: dict[str, np.ndarray] | None = None, at: int = 0, base: int = 0) -> _Events | None:
     """:func:`_events_numpy` and :func:`check_cpu_order` in one C pass (``blk_events``), without the
     structured copy of every header; None when the numpy path must decide (a CPU going back in time —
-    it names the same record — or more devices and CPUs than the C pass tracks)."""
+    it names the same record — or more devices and CPUs than the C pass tracks).
+
+    One block of a longer trace: ``state`` carries the counts and the CPU-order rule from the previous
+    blocks, the events go to ``out`` from row ``at`` (columns long enough), ``base`` is ``buf[0]``'s
+    byte offset in the file (for errors)."""
     k = len(starts)
-    names = ("time", "sector", "nbytes", "action", "pid", "device", "error")
-    cols = {c: np.empty(k, np.int64) for c in names}
-    ptrs = np.array([a.ctypes.data for a in cols.values()], dtype=np.uintp)
-    proc, stats, ndev = np.empty(k, np.int64), np.zeros(8, np.int64), np.zeros(64, np.int64)
+    st_ = state or _CState()
+    cols = out if out is not None else {c: np.empty(k, np.int64) for c in _EV_NAMES}
+    ptrs = np.array([cols[c].ctypes.data + 8 * at for c in _EV_NAMES], dtype=np.uintp)
+    proc = np.empty(k, np.int64)
     st = np.ascontiguousarray(starts, dtype=np.int64)
     swap = int((order == "<") != (sys.byteorder == "little"))
     n = lib.blk_events(buf.ctypes.data, st.ctypes.data, k, swap, ptrs.ctypes.data, CPU_BACK_NS,
-                       proc.ctypes.data, stats.ctypes.data, ndev.ctypes.data)
+                       proc.ctypes.data, st_.stats.ctypes.data, st_.ndev.ctypes.data, st_.key.ctypes.data,
+                       st_.latest.ctypes.data)
+    stats = st_.stats
     if n < 0:
         if stats[5] == 1:
-            at = int(st[stats[6]])
-            raise _bad_action(path, int(buf[at + 28:at + 32].view(np.dtype(order + "u4"))[0]), at)
+            o = int(st[stats[6]])
+            raise _bad_action(path, int(buf[o + 28:o + 32].view(np.dtype(order + "u4"))[0]), base + o)
         return None
     pi = st[proc[:stats[3]]]
     comm = process_names(buf, _headers(buf, pi, _dtype(order)), pi) if len(pi) else {}
-    return _Events({c: a[:n] for c, a in cols.items()}, comm, int(stats[0]), int(stats[1]), int(stats[2]),
-                   np.unique(ndev[:stats[4]]))
+    some = stats[1] <= stats[2]
+    return _Events({c: a[at:at + n] for c, a in cols.items()}, comm, int(stats[0]),
+                   int(stats[1]) if some else 0, int(stats[2]) if some else 0, np.unique(st_.ndev[:stats[4]]))
 
 
-def decode(path: str | Path, data: bytes | memoryview) -> Trace:
-    """Decode every record of a binary trace; ``IngestError`` with the byte offset on bad input."""
+#: bytes of the input decoded at a time by :func:`decode` (read from the file into one buffer of this
+#: size: the trace is never held whole, only its event columns, 56 B per event)
+DECODE_BLOCK_BYTES = 32 << 20
+
+
+def _blocks(path: Path, data: bytes | memoryview | None, block_bytes: int):
+    """The trace as blocks of whole records: ``(arr, starts, base, order)`` with ``arr`` the block's bytes
+    (valid until the next block), ``starts`` the records' offsets in it and ``base`` the byte offset of
+    ``arr[0]`` in the file.  From ``data`` (views, no copy) or, when None, read sequentially from the file
+    (gzip/xz/bzip2 decompressed on the fly) into one reused buffer of ``block_bytes`` (grown when one
+    record is larger); a record chain continues across block edges.  ``IngestError`` names the absolute
+    byte offset of a bad record."""
+    from .compress import open_stream
+    size = max(int(block_bytes), HEADER)
+    f = None if data is not None else open_stream(path)
+    mv = memoryview(data) if data is not None else None
+    buf = bytearray(size) if f is not None else None
+    try:
+        base, have, order, eof = 0, 0, None, False
+        while True:
+            if f is not None:  # top the buffer up after the carried tail
+                with memoryview(buf) as view:
+                    while have < len(buf) and not eof:
+                        got = f.readinto(view[have:])
+                        eof = not got
+                        have += got or 0
+                arr = np.frombuffer(buf, dtype=np.uint8)[:have]
+            else:
+                end = min(len(mv), base + size)
+                eof = end == len(mv)
+                arr = np.frombuffer(mv[base:end], dtype=np.uint8)
+                have = len(arr)
+            if order is None:
+                order = _byte_order(path, arr[:4].tobytes())
+            if not have:
+                return
+            starts, used = _block_records(path, arr, order, base, eof)
+            if not used:  # one record longer than the block: a larger block
+                del arr
+                size *= 2
+                if f is not None:  # a new buffer: the caller may still hold a view of the old one
+                    grown = bytearray(2 * len(buf))
+                    grown[:have] = buf[:have]
+                    buf = grown
+                continue
+            yield arr[:used], starts, base, order
+            del arr
+            base += used
+            if f is not None:
+                rest = have - used
+                buf[:rest] = buf[used:have]
+                have = rest
+            if eof and (f is None or not have):
+                return
+    finally:
+        if f is not None:
+            f.close()
+
+
+def _block_records(path: Path, arr: np.ndarray, order: str, base: int, eof: bool) -> tuple[np.ndarray, int]:
+    """Offsets of the whole records of one block and the bytes they span (a record cut by the block's
+    end waits for the next block unless the file ended there)."""
+    import re
+    try:
+        return record_offsets(path, arr, order), len(arr)
+    except IngestError as e:
+        if e.message.startswith("truncated") and not eof:
+            used = int(e.offset)
+            return (record_offsets(path, arr[:used], order) if used else np.zeros(0, np.int64)), used
+        msg = re.sub(r"at byte (\d+)", lambda m: f"at byte {int(m.group(1)) + base}", e.message)
+        msg = msg.replace(f"({len(arr)} bytes)", f"({base + len(arr)} bytes)")
+        raise IngestError(path, msg, offset=base + int(e.offset or 0)) from None
+
+
+def _events_blocks(lib, path: Path, data: bytes | memoryview | None, block_bytes: int) -> _Events | None:
+    """:func:`_events_c` block by block over :func:`_blocks`; None as :func:`_events_c`."""
+    if data is not None:
+        cap = len(data) // HEADER + 1
+    else:
+        from .compress import compression
+        with open(path, "rb") as fh:
+            comp = compression(fh.read(8))
+        cap = path.stat().st_size // HEADER + 1 if comp is None else 0
+    # columns at their upper bound (one event per 48 bytes): pages never written are never resident
+    cols = {c: np.empty(max(cap, 1), np.int64) for c in _EV_NAMES}
+    state, at, comm, rec = _CState(), 0, {}, None
+    for arr, starts, base, order in _blocks(path, data, block_bytes):
+        if at + len(starts) > len(cols["time"]):  # compressed input: grow
+            grow = max(2 * len(cols["time"]), at + len(starts))
+            for c in _EV_NAMES:
+                a = np.empty(grow, np.int64)
+                a[:at] = cols[c][:at]
+                cols[c] = a
+        rec = _events_c(lib, path, arr, starts, order, state, cols, at, base)
+        if rec is None:
+            return None
+        at += len(rec.cols["time"])
+        for pid, name in rec.comm.items():  # the last record of a pid wins, in file order
+            comm.pop(pid, None)
+            comm[pid] = name
+    if rec is None:  # not one record
+        _byte_order(path, b"")
+    rec.cols = {c: a[:at] for c, a in cols.items()}
+    rec.comm = comm
+    rec.order = order
+    return rec
+
+
+def decode(path: str | Path, data: bytes | memoryview | None = None,
+           block_bytes: int = DECODE_BLOCK_BYTES) -> Trace:
+    """Decode every record of a binary trace (``data``, or the file itself when None, read a block at a
+    time); ``IngestError`` with the byte offset on bad input."""
     path = Path(path)
-    order = _byte_order(path, data)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    starts = record_offsets(path, buf, order)
     lib = _clib()
-    rec = _events_c(lib, path, buf, starts, order) if lib is not None and len(starts) else None
-    if rec is None:
+    rec = _events_blocks(lib, path, data, block_bytes) if lib is not None else None
+    if rec is not None:
+        order = rec.order
+    else:  # the format stated plainly, whole file: no C compiler, or the C pass stopped (it names no record)
+        if data is None:
+            from .compress import read_all
+            data = read_all(path)
+        order = _byte_order(path, data)
+        buf = np.frombuffer(data, dtype=np.uint8)
+        starts = record_offsets(path, buf, order)
         rec = _events_numpy(path, buf, starts, order)
         check_cpu_order(path, rec.cols["device"], rec.cols.pop("cpu"), rec.cols["time"], rec.cols.pop("at"))
-    del starts
+        del starts, buf
     ev = rec.cols
     t = ev["time"]
     if len(t) > 1 and not (t[1:] >= t[:-1]).all():
@@ -692,7 +835,7 @@ def _stats(rows: list, job: str, ddir: str, b: pd.DataFrame, r: pd.DataFrame, sp
         rows.append((job, ddir, f"{m}_max", float(v.max()), "ns"))
 
 
-def parse(path: str | Path, data: bytes | memoryview) -> Parsed:
+def parse(path: str | Path, data: bytes | memoryview | None = None) -> Parsed:
     path = Path(path)
     tr = decode(path, data)
     requests, bios, notes = io_tables(tr)
@@ -766,52 +909,16 @@ _KEEP = ("time", "sector", "nbytes", "action", "pid", "device", "error")
 
 
 def _chunks(path: Path, block_records: int):
-    """(headers, absolute starts, order, process names) per block of records, read sequentially
-    (gzip/xz/bzip2 decompressed on the fly); record chains continue across block edges.
-    ``IngestError`` names the absolute byte offset of a bad record."""
-    from .compress import open_stream
-    import re
-    f = open_stream(path)
-    try:
-        buf, base, order, eof = b"", 0, None, False
-        want = max(block_records, 1) * HEADER
-        while not eof:
-            chunk = f.read(want)
-            eof = len(chunk) == 0
-            buf = buf + chunk if buf else chunk
-            if order is None:
-                if len(buf) < 4 and not eof:
-                    continue
-                order = _byte_order(path, buf)
-                dt = _dtype(order)
-            if not buf:
-                break
-            arr = np.frombuffer(buf, dtype=np.uint8)
+    """(headers, absolute starts, order, process names) per block of records (:func:`_blocks` of
+    ``block_records`` × 48 bytes), read sequentially; ``IngestError`` names the absolute byte offset."""
+    for arr, starts, base, order in _blocks(path, None, max(block_records, 1) * HEADER):
+        if len(starts):
+            h = _headers(arr, starts, _dtype(order))
             try:
-                starts = record_offsets(path, arr, order)
-                used = len(buf)
+                notify = check_actions(path, h, starts)
             except IngestError as e:
-                if e.message.startswith("truncated") and not eof:
-                    used = int(e.offset)
-                    starts = record_offsets(path, arr[:used], order) if used else np.zeros(0, np.int64)
-                else:
-                    msg = re.sub(r"at byte (\d+)", lambda m: f"at byte {int(m.group(1)) + base}", e.message)
-                    msg = msg.replace(f"({len(buf)} bytes)", f"({base + len(buf)} bytes)")
-                    raise IngestError(path, msg, offset=base + int(e.offset or 0)) from None
-            if len(starts):
-                h = _headers(arr[:used], starts, dt)
-                try:
-                    notify = check_actions(path, h, starts)
-                except IngestError as e:
-                    raise IngestError(path, e.message, offset=base + int(e.offset)) from None
-                comm = process_names(arr, h[notify], starts[notify])
-                yield h, starts + base, order, comm
-            base += used
-            buf = buf[used:]
-        if buf:  # cannot happen: a truncated tail raises above once the file has ended
-            raise IngestError(path, "truncated record at the end of the file", offset=base)
-    finally:
-        f.close()
+                raise IngestError(path, e.message, offset=base + int(e.offset)) from None
+            yield h, starts + base, order, process_names(arr, h[notify], starts[notify])
 
 
 def _grouped(chunks, at_least: int):

@@ -65,8 +65,9 @@ def read(path: str | Path, sink=None) -> Parsed:
             try:
                 if streams(mod, path, comp):
                     parsed = mod.parse_stream(path, sink)
-                elif getattr(mod, "STREAMING", False) and comp is None:
-                    parsed = mod.parse(path, None)  # the reader memory-maps the file itself
+                elif getattr(mod, "STREAMING", False) and (comp is None
+                                                           or getattr(mod, "STREAMING_COMPRESSED", False)):
+                    parsed = mod.parse(path, None)  # the reader reads (memory-maps) the file itself
                 else:
                     parsed = mod.parse(path, read_all(path))
                 if comp:
