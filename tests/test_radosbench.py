@@ -716,9 +716,10 @@ def test_fuzz_mutated_real_files(src, muts):
 
 # ---- the C row kernel (_cscan.c parse_rados_rows) against the exact Python row parser ----------------
 
-def _kernel_vs_exact(lines: list[str]) -> tuple[int, int]:
-    """Every row the C kernel accepts has exactly the values the Python reference (``_slow_row`` with
-    Decimal, ``_row_values``) gives; returns (rows accepted, rows left to Python)."""
+def _kernel_vs_exact(lines: list[str], threads: int = 1) -> tuple[int, int]:
+    """Every row the C kernel accepts (on ``threads`` threads, each its slice of the rows) has exactly the
+    values the Python reference (``_slow_row`` with Decimal, ``_row_values``) gives; returns (rows
+    accepted, rows left to Python)."""
     from analysis.ingest import _scan
     data = "\n".join(lines).encode()
     starts, pos = [], 0
@@ -726,7 +727,7 @@ def _kernel_vs_exact(lines: list[str]) -> tuple[int, int]:
         starts.append(pos)
         pos += len(ln.encode()) + 1
     buf = np.frombuffer(data, np.uint8)
-    vals, bad = _scan.rados_rows(buf, np.array(starts), np.array([len(ln.encode()) for ln in lines]))
+    vals, bad = _scan.rados_rows(buf, np.array(starts), np.array([len(ln.encode()) for ln in lines]), threads)
     for i, ln in enumerate(lines):
         if bad[i]:
             continue
@@ -738,7 +739,10 @@ def _kernel_vs_exact(lines: list[str]) -> tuple[int, int]:
     return int((~bad).sum()), int(bad.sum())
 
 
-def test_c_row_kernel_equals_the_exact_parser_on_every_real_row():
+@pytest.mark.parametrize("threads", [1, 3])
+def test_c_row_kernel_equals_the_exact_parser_on_every_real_row(threads, monkeypatch):
+    from analysis.ingest import _scan
+    monkeypatch.setattr(_scan, "RADOS_ROWS_PER_THREAD", 100)  # 3 threads, uneven slices of the rows
     files = sorted(FIX.glob("*.txt")) + (sorted(CORPUS.glob("*/*.txt")) + sorted(CORPUS.glob("*/*.log"))
                                          if CORPUS.exists() else [])
     # table rows as printed (no timestamp prefix): 8 values, the first the second counter
@@ -746,7 +750,7 @@ def test_c_row_kernel_equals_the_exact_parser_on_every_real_row():
             if len(ln.split()) == 8 and ln.split()[0].isdigit() and ln.split()[1].isdigit()]
     if not CORPUS.exists():
         pytest.skip("../shared/corpus is absent")
-    ok, left = _kernel_vs_exact(rows)
+    ok, left = _kernel_vs_exact(rows, threads)
     assert ok >= 1800  # fibird's 1,800 rows alone, when ../shared is beside the checkout
     assert left == 0  # every real row is the kernel's: none falls back to Python
 

@@ -131,7 +131,8 @@ int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t nc
 /* rados bench table rows (Ceph's obj_bencher, every release): `sec  cur_ops  started  finished
  * avg_MB/s  cur_MB/s  last_lat(s)  avg_lat(s)`, 8 whitespace-separated values.  Row i is
  * buf[starts[i] : starts[i] + lens[i]) (line end and any timestamp prefix already cut off).  Values go
- * to the column-major (8, n) table out in canonical units, computed exactly as the Python reference
+ * to the (8, ld) table out (row j at out + j * ld; ld >= n, so threads can fill slices of one table) in
+ * canonical units, computed exactly as the Python reference
  * (radosbench._conv) does with one rounding: the token's digits as an integer S and its decimals F,
  * then counts S, bandwidths S * 2^20 / 10^F (B/s), latencies S * 10^(9-F) (ns).  bad[i] = 1 leaves the
  * row to the Python parser (which parses it exactly or names what is wrong): not 8 tokens (run-together
@@ -139,7 +140,7 @@ int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t nc
  * more than 15 digits, more than 9 decimals in a latency; '-' alone is accepted as last_lat (NaN, before
  * the first completion).  Returns the number of bad rows. */
 int64_t parse_rados_rows(const uint8_t *buf, const int64_t *starts, const int64_t *lens, int64_t n,
-                         double *out, uint8_t *bad)
+                         int64_t ld, double *out, uint8_t *bad)
 {
     static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -184,7 +185,7 @@ int64_t parse_rados_rows(const uint8_t *buf, const int64_t *starts, const int64_
             v[k++] = d;
         }
         if (ok && k == 8) {
-            for (int j = 0; j < 8; j++) out[j * n + i] = v[j];
+            for (int j = 0; j < 8; j++) out[j * ld + i] = v[j];
             bad[i] = 0;
         } else {
             bad[i] = 1;
