@@ -7,8 +7,9 @@ The readers check syntax; these rules check the tidy rows they produced for one 
   reader let through as NaN fails here); a series value may be missing (NaN: rados bench prints ``-``
   before its first completion), never infinite;
 * **ranges** (:data:`RANGES`): no negative throughput, latency, duration, size or count; CPU fractions
-  and btt's shares of Q2C within [0, 1]; no magnitude a tool prints for one run (:data:`MAGNITUDE`:
-  |value| < 10¹⁵, bytes < 10¹⁸; the largest in ``data/raw`` is 3.3·10¹⁰, a 33 s fio clat_max in ns);
+  (getput's client CPU too) and btt's shares of Q2C within [0, 1]; no magnitude a tool prints for one
+  run (:data:`MAGNITUDE`: |value| < 10¹⁵, bytes < 10¹⁸; the largest in ``data/raw`` is 3.3·10¹⁰, a 33 s
+  fio clat_max in ns);
 * **time order**: within one series (job, direction, metric) ``t_s`` never goes backwards (a log
   concatenated with itself does);
 * **required metrics** (:data:`REQUIRED`): a fio job direction with any metric has its IOPS and bandwidth;
@@ -51,6 +52,7 @@ RANGES: tuple[Range, ...] = (
     Range(None, "s", 0, np.inf, "a duration ≥ 0 s", exempt=r".*_start"),
     Range(("sysutil",), "ratio", 0, 1, "a CPU fraction in [0, 1]", metric=r"cpu_(?:busy|iowait|steal)"),
     Range(("btt",), "ratio", 0, 1, "a share of Q2C in [0, 1]", metric=r".*_share"),
+    Range(("getput",), "ratio", 0, 1, "a CPU fraction in [0, 1]", metric=r"client_cpu"),
 )
 
 #: unit → largest |value| accepted (others: ``MAGNITUDE[None]``); a "1e300" in a file is damage, not data
@@ -121,8 +123,9 @@ def _applies(rule: int, metric: str) -> bool:
 
 def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
     """(codes, names) of a label column, categorical or not (a missing label: code -1)."""
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy(), [str(c) for c in col.cat.categories]
+    arr = col.array
+    if isinstance(arr, pd.Categorical):  # codes as stored, names without a Series per call (≈ 5× faster)
+        return arr.codes, list(map(str, arr.categories.to_numpy(dtype=object)))
     codes, uniques = pd.factorize(col)
     return codes, [str(c) for c in uniques]
 
