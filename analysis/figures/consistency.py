@@ -41,7 +41,7 @@ def diff_ratio_heatmap(diff: pd.DataFrame, band: float = 0.1, fig_id: str = DIFF
     fig, ax = plt.subplots(figsize=(1.1 * diff.shape[1] + 2, 0.45 * diff.shape[0] + 1.2))
     lim = 2 * band
     sns.heatmap(diff.astype(float), ax=ax, cmap="RdBu_r", vmin=-lim, vmax=lim, annot=True, fmt=".3f",
-                cbar_kws={"label": "round mean / mean of rounds − 1"})
+                cbar_kws={"label": "round mean / mean of rounds − 1 (ratio)"})
     for (i, j), v in np.ndenumerate(diff.to_numpy(float)):
         if abs(v) > band:
             ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, edgecolor="k", lw=1.5))
@@ -60,7 +60,7 @@ def repeats_needed_curve(curves: pd.DataFrame, power: float, alpha: float,
     for label, g in curves.groupby("label", sort=False):
         style = ["-", "--", ":", "-."][groups.index(g["group"].iloc[0]) % 4] if "group" in g else "-"
         ax.plot(100 * g["rel_diff"], g["n_per_arm"], marker=".", ls=style, label=label)
-    ax.set(xlabel="difference to detect (% of mean)", ylabel="repeats per arm", yscale="log",
+    ax.set(xlabel="difference to detect (% of mean)", ylabel="repeats per arm (runs)", yscale="log",
            title=f"repeats needed (two-sided t-test, α = {alpha:g}, power = {power:g})")
     ax.legend(fontsize="small", ncol=2)
     ax.grid(True, which="both", alpha=0.3)

@@ -41,7 +41,7 @@ def scatters(values: pd.DataFrame, campaign: str, op: str, fig_id: str | None = 
                 sd = x.std(ddof=1) if len(x) > 1 else 0.0
                 ax.errorbar([xpos], [x.mean()], yerr=[sd], color=f"C{k}", capsize=2, lw=1)
         ax.set_xticks(range(len(targets)), targets)
-        ax.set(title=f"{op} {bs} · {qd} concurrent", ylabel="MiB/s")
+        ax.set(title=f"{op} {bs} · {qd} concurrent", ylabel="throughput (MiB/s)")
         ax.set_ylim(bottom=0)
     axes[0][-1].legend(fontsize="small", loc="lower right")
     fig.suptitle(f"{campaign}: {op} throughput per run (dots), scheduler mean ± 1σ (bars)", fontsize=10)

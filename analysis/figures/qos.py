@@ -83,7 +83,7 @@ def regime(facts: pd.DataFrame, fig_id: str = REGIME) -> plt.Figure:
     order = list(dict.fromkeys(d["campaign"]))
     fig, axes = plt.subplots(1, 2, figsize=(2.2 * len(order) + 4, 3.6))
     for ax, (col, label) in zip(axes, (("cpu_busy", "machine CPU busy (fraction)"),
-                                       ("queue_per_osd", "ops queued per OSD (median)"))):
+                                       ("queue_per_osd", "ops queued per OSD, median (ops)"))):
         med = d.groupby("campaign")[col].median().reindex(order)
         ax.bar(range(len(order)), med.fillna(0).to_numpy(), color="0.85", edgecolor="0.5")
         g = d.dropna(subset=[col])
@@ -112,7 +112,7 @@ def op_rate(facts: pd.DataFrame, fig_id: str = OP_RATE) -> plt.Figure:
     d["operation"] = np.where(d["ended_in_client"].fillna(False).astype(bool), "ended in the client run",
                               "not ended: rate to the client's end")
     d["scenario"] = d["scenario"].astype(str) + " · " + d["op"].astype(str)
-    fig = by_arm(d, "op_rate", "objects / s", fig_id, sharey=False, hue="operation")
+    fig = by_arm(d, "op_rate", "operation rate (objects/s)", fig_id, sharey=False, hue="operation")
     for ax in fig.axes:
         ax.set_ylim(bottom=0)
     return fig

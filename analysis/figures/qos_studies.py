@@ -260,7 +260,7 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
                 d = clat_series[(clat_series["scenario"] == scen) & (clat_series["arm"] == arm)]
                 med = d.groupby("t_s")["value"].median()
                 ax.plot(med.index, med.to_numpy(), label=_name(c))
-            ax.set(xlabel="s since fio start", ylabel="clat (ms), median over repeats")
+            ax.set(xlabel="time since fio start (s)", ylabel="clat, median over repeats (ms)")
             ax.legend(fontsize="small")
         elif spec.kind == "rate_time":
             fig, axes = plt.subplots(1, len(ops), figsize=(7 * len(ops), 3.6), squeeze=False)
@@ -270,7 +270,7 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
                     d = d[(d["scenario"] == scen) & (d["arm"] == arm)]
                     med = d.assign(t=d["t_s"].round(0)).groupby("t")["value"].median()
                     ax.plot(med.index, med.to_numpy(), label=_name(c))
-                ax.set(xlabel="s since fio start", ylabel=f"{op} rate (objects/s), median over repeats", title=op)
+                ax.set(xlabel="time since fio start (s)", ylabel=f"{op} rate, median over repeats (objects/s)", title=op)
                 ax.legend(fontsize="small")
         else:  # overlay: one cell (or several) — clat on the left axis, rates on the right
             fig, axes = plt.subplots(1, len(scen_cells), figsize=(6.5 * len(scen_cells), 3.6), squeeze=False)
@@ -278,14 +278,14 @@ def draw(spec: Spec | str, source: str, published: pd.DataFrame | None = None, r
                 d = clat_series[(clat_series["scenario"] == scen) & (clat_series["arm"] == arm)]
                 med = d.groupby("t_s")["value"].median()
                 ax.plot(med.index, med.to_numpy(), color="C0", label="clat")
-                ax.set(xlabel="s since fio start", ylabel="clat (ms)", title=_name(c))
+                ax.set(xlabel="time since fio start (s)", ylabel="clat (ms)", title=_name(c))
                 ax2 = ax.twinx()
                 for k, op in enumerate(ops):
                     r = rate_series[op]
                     r = r[(r["scenario"] == scen) & (r["arm"] == arm)]
                     rm = r.assign(t=r["t_s"].round(0)).groupby("t")["value"].median()
                     ax2.plot(rm.index, rm.to_numpy(), color=f"C{k + 1}", ls="--", label=f"{op} rate")
-                ax2.set_ylabel("objects/s")
+                ax2.set_ylabel("background rate (objects/s)")
                 ax2.legend(fontsize="small", loc="upper right")
     fig.suptitle(f"{spec.id} · {spec.label}: {spec.title}\n{tag}", fontsize=9)
     fig.set_label(f"{spec.id}-{source}")

@@ -52,7 +52,7 @@ def io_pattern(annotated: pd.DataFrame, streams: pd.DataFrame, title: str, fig_i
             for k, dd in enumerate(share.columns):
                 axs.bar(x + k * wbar, share[dd].to_numpy(), wbar, color=DDIR_COLOR.get(dd, "0.5"), label=dd)
             axs.set_xticks(x + 0.4 - wbar / 2, [f"{v:g}" for v in share.index], rotation=60, fontsize="small")
-        axs.set(xlabel="request size (KiB)", ylabel="share of requests", ylim=(0, 1))
+        axs.set(xlabel="request size (KiB)", ylabel="share of requests (fraction)", ylim=(0, 1))
     fig.suptitle(title)
     fig.set_label(fig_id)
     tight_layout(fig)
@@ -95,7 +95,7 @@ def sequentiality(prof: pd.DataFrame, fig_id: str = SEQUENTIALITY) -> plt.Figure
     ax.barh(y - 0.2, p["strict_ratio"], 0.4, color="C0", label="strict sequential")
     ax.set_yticks(y, labels, fontsize="small")
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="share of requests (with a predecessor)")
+    ax.set(xlim=(0, 1), xlabel="share of requests with a predecessor (fraction)")
     ax.set_title("sequentiality", loc="left")
     ax.legend(fontsize="small", loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False)
     fig.set_label(fig_id)
@@ -110,7 +110,7 @@ def stack_distance(curves: pd.DataFrame, group: str, block_kib: float, fig_id: s
     for key, g in curves.groupby(group, sort=True):
         ax.step(g["cache_blocks"] * block_kib, g["hit_share"], where="post", label=str(key))
     ax.set(xscale="log", ylim=(0, 1.02), xlabel="write cache size (KiB, LRU)",
-           ylabel="share of updates hit", title="write stack distance")
+           ylabel="share of updates hit (fraction)", title="write stack distance")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small")
     fig.set_label(fig_id)
@@ -136,7 +136,7 @@ def idle_time(published_share: pd.DataFrame, measured_share: pd.DataFrame, fig_i
         ax.set_yticks(y, [" · ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in t.index],
                       fontsize="small")
         ax.invert_yaxis()
-        ax.set(xlim=(0, 1), xlabel="idle share of the window", title=title)
+        ax.set(xlim=(0, 1), xlabel="idle share of the window (fraction)", title=title)
         if who == "scheduler":
             ax.legend(fontsize="x-small", loc="lower right")
     fig.set_label(fig_id)
@@ -172,8 +172,8 @@ def busy_check(d: pd.DataFrame, x: str, y: str, hue: str, fig_id: str = BUSY_CHE
     for k, (key, g) in enumerate(d.groupby(hue, sort=True)):
         ax.scatter(g[x], g[y], s=18, color=f"C{k}", label=str(key))
     ax.plot([0, 1], [0, 1], color="0.5", lw=1)
-    ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel="busy share from the trace (D → C)",
-           ylabel="%util / 100 from /proc/diskstats", title="trace vs diskstats, same device and window")
+    ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel="busy share from the trace, D → C (fraction)",
+           ylabel="%util / 100 from /proc/diskstats (fraction)", title="trace vs diskstats, same device and window")
     ax.legend(fontsize="x-small")
     fig.set_label(fig_id)
     tight_layout(fig)
