@@ -74,6 +74,7 @@ HIST = ("fio-hist-log",)
 RB = ("rados-bench",)
 TL = ("ceph-pg-timeline",)
 SU = ("sysutil",)
+GP = ("getput",)
 BLK = ("blktrace", "blkparse")
 
 METRICS: tuple[Metric, ...] = (
@@ -110,6 +111,18 @@ METRICS: tuple[Metric, ...] = (
     Metric(RB, r"(?:cur_ops|started|finished)", "count", "per-second progress line", "series"),
     Metric(RB, r"(?:avg_bw|cur_bw)", "B/s", "per-second bandwidth", "series"),
     Metric(RB, r"(?:last_lat|avg_lat)", "ns", "per-second latency", "series"),
+    # getput (Swift/S3 PUT/GET/DEL, commit 8df6328; CBT output.gwN): one line per test, --psum per process
+    Metric(GP, r"bw", "B/s", "MB/Sec × 2**20 (its MB is MiB); puts, gets, mixed (a delete's is nominal: not given)"),
+    Metric(GP, r"iops", "1/s", "Ops/Sec (summed over processes)"),
+    Metric(GP, r"(?:ops_total|errors|retries)", "count",
+           "Ops, Errs, Ret (a total's Ret is its last process's: getput does not sum it)"),
+    Metric(GP, r"lat_(?:mean|median|min|max)", "ns", "op latency (printed in s: mean/median 3, min/max 2 decimals)"),
+    Metric(GP, r"client_cpu", "ratio", "%CPU / 100: the client host's busy share of all CPUs over the test"),
+    Metric(GP, r"op_size", "B", "OSize (cvt2KMG: k/m/g = 2**10/20/30); a get's is the bytes read"),
+    Metric(GP, r"(?:procs|clients)", "count", "Proc and Clts of a total line"),
+    Metric(GP, r"span", "s", "End − Start (HH:MM:SS, 1 s resolution)"),
+    Metric(GP, r"lat_bin_\d+", "count", "--ldist: ops with latency from the bound in the name (ns) to the next"),
+    Metric(GP, r"puts_per_proc", "count", "PutsPerProc: objects one process wrote"),
     # the background-operation timeline (capture/ceph/pgpoll.py)
     Metric(TL, r"(?:scrub|snaptrim|recovery)_duration", "s", "the operation's duration (poll resolution)"),
     Metric(TL, r"(?:scrub|snaptrim|recovery)_start", "s", "the operation's mark on the timeline clock"),

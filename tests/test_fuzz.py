@@ -17,7 +17,7 @@ from analysis.ingest import IngestError, Parsed
 from analysis.ingest.detect import HEAD_BYTES, _modules
 from analysis.ingest.validate import problems
 import damage_corpus as dc
-from conftest import CORPUS
+from conftest import CORPUS, FIXTURES
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "1000"))
 #: the damage corpus's real files, one per format (tests/damage_corpus.py), the large ones cut to their head so
@@ -26,6 +26,8 @@ SEEDS: dict[str, tuple[Path, int | None]] = {
     k: (p, {"blktrace": 48 << 10, "sysutil": 16 << 10}.get(k, keep)) for k, (p, keep) in dc.SOURCES.items()}
 if (CORPUS / "fio_json").is_dir():
     SEEDS["fio-json-2x"] = (CORPUS / "fio_json" / "pkb_fio-2.1.4_sample-result.json", None)
+#: getput output built from its format strings (tests/fixtures/getput/make_fixture.py): --psum, --ldist, PutsPerProc
+SEEDS["getput"] = (FIXTURES / "getput" / "getput-8df6328_psum_ldist_ppp.txt", None)
 
 
 def _bytes(path: Path, keep: int | None) -> bytes:

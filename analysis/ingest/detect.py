@@ -15,8 +15,8 @@ from .compress import read_all, read_head
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "fio_log")
-KINDS = ("blktrace", "blkparse", "btt", "ceph-pg-timeline", "sysutil", "fio-json", "rados-bench",
+_READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "getput", "fio_log")
+KINDS = ("blktrace", "blkparse", "btt", "ceph-pg-timeline", "sysutil", "fio-json", "rados-bench", "getput",
          "fio-hist-log", "fio-log")
 
 
@@ -82,4 +82,5 @@ def read(path: str | Path, sink=None) -> Parsed:
                                         f"({type(e).__name__}: {e})") from e
     raise IngestError(path, "unrecognised content: expected fio JSON/json+ output, a fio "
                             "lat/clat/slat/iops/bw or histogram log, rados bench output, a "
-                            "cephqos-pg-timeline, binary blk_io_trace records, blkparse or btt output", line=1)
+                            "cephqos-pg-timeline, binary blk_io_trace records, blkparse or btt output, getput "
+                            "output", line=1)
