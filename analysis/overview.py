@@ -139,3 +139,89 @@ def crosscheck_rollup(cc: pd.DataFrame, depth: int = 2) -> pd.DataFrame:
     idx = d.dropna(subset=["worst"]).groupby(["tree", "kind", "check"], dropna=False)["worst"].idxmax()
     out["worst_file"] = d.loc[idx].set_index(["tree", "kind", "check"])["path"]
     return out.reset_index()
+
+
+def partial_reasons(meta_json: str | None) -> list[str]:
+    """Why a reader marked a file ``partial``, from its ``meta_json`` (``incomplete``: btt, blkparse, PG
+    timelines, sysutil; ``partial_reason``: rados bench, getput; fio: ``interrupted`` or ``job_errors``)."""
+    import json
+    try:
+        meta = json.loads(meta_json) if meta_json else {}
+    except (TypeError, ValueError):
+        meta = {}
+    why = meta.get("incomplete") or meta.get("partial_reason")
+    if why:
+        return [str(w) for w in why] if isinstance(why, list) else [str(why)]
+    if meta.get("interrupted"):
+        return ["fio terminated on a signal"]
+    if meta.get("job_errors"):
+        return ["a fio job reported an error"]
+    return ["reason not recorded"]
+
+
+def _n(k: int, one: str, many: str | None = None) -> str:
+    return f"{k:,} {one if k == 1 else (many or one + 's')}"
+
+
+def ingest_conclusion(files: pd.DataFrame, manifest_present: bool | None = None, examples: int = 3) -> str:
+    """The closing section of the ingest notebook (Markdown), computed from ``files.parquet`` (one row per
+    file): files per status; campaigns with their runs, and the files that belong to none; the partial files
+    per kind with the reasons their readers gave; the failed files per kind with the first ``examples``
+    errors as ``file:line: what``; the manifest check (files per ``manifest`` value; ``manifest_present``
+    False: the tree had no ``MANIFEST.sha256``, nothing was verified; None: whether ``files`` lists one)."""
+    lines = ["## Conclusions", ""]
+    st = files["status"].astype(str).value_counts()
+    order = [s for s in ("ok", "partial", "failed", "empty", "context") if s in st.index] + \
+        sorted(s for s in st.index if s not in ("ok", "partial", "failed", "empty", "context"))
+    readable = int(st.get("ok", 0) + st.get("partial", 0))
+    lines.append(f"- **Files.** {len(files):,} in the tree: " + ", ".join(f"{int(st[s]):,} {s}" for s in order)
+                 + f"; {readable:,} read into the tables (ok or partial).")
+    if "campaign" in files and files["campaign"].notna().any():
+        camp = files.dropna(subset=["campaign"])
+        runs = (camp.dropna(subset=["run"]).groupby(camp["campaign"].astype(str))["run"].nunique()
+                if "run" in camp else pd.Series(dtype=int))
+        runs = runs.reindex(sorted(set(camp["campaign"].astype(str))), fill_value=0)
+        runs = runs.sort_values(ascending=False, kind="stable")
+        none = int(files["campaign"].isna().sum())
+        lines.append(f"- **Campaigns.** {len(runs)} with {int(runs.sum()):,} runs: "
+                     + ", ".join(f"`{c}` {int(n):,}" for c, n in runs.items())
+                     + f"; {_n(none, 'file')} in no campaign.")
+    else:
+        lines.append("- **Campaigns.** No file names a campaign (no `run.json` or CBT configuration above it).")
+    part = files[files["status"] == "partial"]
+    if len(part):
+        why = pd.Series([partial_reasons(m) for m in (part["meta_json"] if "meta_json" in part else [None] * len(part))],
+                        index=part.index).explode()
+        head = why.str.split(":").str[0]          # one reason, any numbers: "deep scrub of pool 'x' unfinished"
+        by_kind = "; ".join(f"{k} {len(g)}" for k, g in part.groupby(part["kind"].astype(str), sort=True))
+        said = []
+        for h, w in why.groupby(head, sort=False):
+            n = w.index.nunique()
+            said.append(f"{h} in {n}" + (f" (e.g. {w.iloc[0].split(':', 1)[1].strip()})" if ":" in w.iloc[0] else ""))
+        lines.append(f"- **Partial: {_n(len(part), 'file')}** ({by_kind}), values kept as the file holds them; "
+                     "why: " + "; ".join(said) + ".")
+    else:
+        lines.append("- **Partial:** none.")
+    failed = files[files["status"] == "failed"]
+    if len(failed):
+        by_kind = "; ".join(f"{k} {len(g)}" for k, g in failed.groupby(failed["kind"].astype(str), sort=True))
+        shown = []
+        for _, r in failed.head(examples).iterrows():
+            line = f":{int(r['error_line'])}" if "error_line" in r and pd.notna(r["error_line"]) else ""
+            shown.append(f"`{r['path']}{line}`: {r['error']}")
+        more = f" (and {len(failed) - examples:,} more, listed above)" if len(failed) > examples else ""
+        lines.append(f"- **Failed: {_n(len(failed), 'file')}** ({by_kind}), none of their rows in the tables: "
+                     + "; ".join(shown) + more + ".")
+    else:
+        lines.append("- **Failed:** none.")
+    if manifest_present is None:  # the manifest is a file of the tree (kind MANIFEST.sha256, status context)
+        manifest_present = bool((files["kind"].astype(str) == "MANIFEST.sha256").any())
+    if manifest_present is False:
+        lines.append("- **Manifest.** The tree has no `MANIFEST.sha256`: no file's SHA-256 was checked.")
+    elif "manifest" in files:
+        m = files["manifest"].dropna().astype(str).value_counts()
+        bad = {k: int(v) for k, v in m.items() if k != "ok"}
+        lines.append(f"- **Manifest.** {int(m.get('ok', 0)):,} of {int(m.sum()):,} files match `MANIFEST.sha256`"
+                     + (": " + ", ".join(f"{v:,} {k}" for k, v in bad.items()) + " (failed, or read under `--lenient`)"
+                        if bad else ", none missing from it or changed") + ".")
+    return "\n".join(lines)
