@@ -427,3 +427,13 @@ def test_tables_come_out_as_html_tables_in_a_scroll_box_never_as_text(tmp_path):
     assert not any(w in p for p in pres for w in ("lat_p99_ms", "run-007", "iops_mean"))
     assert ".report-table{overflow:auto;max-width:100%" in REPORT_CSS
 
+
+
+def test_no_notebook_prints_a_table_as_text():
+    """The notebooks show tables with show_table (HTML in the report), never ``print(df.to_string())``."""
+    bad = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        bad += [f"{path.name} cell {i}" for i, c in enumerate(nb.cells)
+                if c.cell_type == "code" and ".to_string(" in c.source]
+    assert bad == []
