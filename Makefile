@@ -195,6 +195,27 @@ capture-cbt:
 	-chown -R --reference=$(CURDIR) $(DATA)/cbt
 	@echo "capture-cbt: now refresh the manifest with make manifest (as the repository's owner)"
 
+# --- RGW: radosgw on this cluster, bucket-index sharding vs rados bench (root; issue 28) ---
+# The load generator (capture/rgw/loadgen.py, Debian's python3-boto3) prints getput's lines, so the
+# project's getput reader reads them.  Smoke: every arm kind once, a few seconds each (~2 min; temp dir).
+# Pilot: the campaign's arms twice → <campaign>-pilot/pilot-verdict.json (index ops queued? CPU
+# saturated? repeats for power 0.8).  Run them alone on the machine.
+RGW_CAMPAIGN ?= capture/campaigns/rgw-2026.yaml
+.PHONY: capture-rgw-smoke capture-rgw-pilot capture-rgw
+capture-rgw-smoke:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rgw-smoke needs root: sudo make capture-rgw-smoke"; exit 1; }
+	out=$$(mktemp -d /tmp/cephqos-rgw-smoke.XXXXXX) && echo "capture-rgw-smoke: output in $$out" && \
+	  $(CAPTURE_PY) -m capture.rgw run capture/campaigns/rgw-smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+capture-rgw-pilot:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rgw-pilot needs root: sudo make capture-rgw-pilot"; exit 1; }
+	$(CAPTURE_PY) -m capture.rgw pilot $(RGW_CAMPAIGN) --out $(DATA)/rgw $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/rgw
+capture-rgw:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rgw needs root: sudo make capture-rgw"; exit 1; }
+	$(CAPTURE_PY) -m capture.rgw run $(RGW_CAMPAIGN) --out $(DATA)/rgw $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/rgw
+	@echo "capture-rgw: now refresh the manifest with make manifest (as the repository's owner)"
+
 # --- Ceph 18.2 (Reef) from Debian 13 in a debootstrap chroot beside the host's Pacific (issue 24) ---
 # Idempotent; prints the chroot's size and this build's time.  REEF_ROOT is where it lives.
 REEF_ROOT ?= /var/tmp/cephqos-reef-root
