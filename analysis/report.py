@@ -211,13 +211,13 @@ _TH = re.compile(r"<th[^>]*>(.*?)</th>", re.S)
 
 def collapse_long_tables(body: str, max_rows: int = LONG_OUTPUT_LINES) -> str:
     """Each table of :func:`analysis.tables_html.show_table` (``<div class="report-table" data-rows="N">``)
-    with more than ``max_rows`` rows behind ``<details>``: the summary gives the row count and the column
+    with more than ``max_rows`` rows (its header rows included) behind ``<details>``: the summary gives the row count and the column
     names, the table scrolls in its own box, as :func:`collapse_long_text` does for text."""
     def fold(m: re.Match) -> str:
         n = int(m.group(1))
-        if n <= max_rows:
-            return m.group(0)
         thead = m.group(2).split("</thead>", 1)[0] if "</thead>" in m.group(2) else ""
+        if n + thead.count("<tr") <= max_rows:  # its header rows count, as a text table's header lines did
+            return m.group(0)
         last_row = thead.rsplit("<tr", 1)[-1]
         cols = [" ".join(re.sub(r"<[^>]+>", "", html.unescape(c)).split()) for c in _TH.findall(last_row)]
         names = " · ".join(c for c in cols if c)
@@ -525,9 +525,12 @@ REPORT_CSS = (
     "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}"
     # tables of analysis.tables_html.show_table: a box as wide as the page that scrolls, the table inside at
     # its own width, one text line per row (as the text tables were), the header kept in view when it scrolls
+    # (rows as tall as a line of text: no horizontal borders, every other row shaded)
     ".report-table{overflow:auto;max-width:100%;margin:.3em 0}.report-table table{display:table;font-size:12.5px}"
-    ".report-table td,.report-table th{border:1px solid #ddd;padding:0 6px;line-height:1.2;white-space:nowrap;"
-    "text-align:right}.report-table thead th{background:#f4f4f4;position:sticky;top:0}"
+    ".report-table table.dataframe td,.report-table table.dataframe th{border:0;border-left:1px solid #ddd;"
+    "padding:0 6px;line-height:1.2;white-space:nowrap;text-align:right}"
+    ".report-table tbody tr:nth-child(odd){background:#f7f7f7}"
+    ".report-table thead th{background:#e9e9e9;position:sticky;top:0}"
     "details.long-output .report-table{max-height:40em}"
     # printed (make report-pdf): no figure, plot, table row or text line cut across pages; headings
     # stay with what follows; wide tables and text wrap instead of scrolling
