@@ -110,9 +110,10 @@ def _run(root: Path, arm: str, rep: int, mib_s: float | None, busy: float, index
     if mib_s is not None:
         info["put"] = {"mib_s": mib_s}
     (d / "run.json").write_text(json.dumps(info))
-    with gzip.open(d / "rgw-cpu.jsonl.gz", "wt") as g:
+    with gzip.open(d / "sysutil.jsonl.gz", "wt") as g:
         for n in index_ops:
-            g.write(json.dumps({"index_ops": {"osd.0": n, "osd.1": 0}}) + "\n")
+            g.write(json.dumps({"t": 1.0, "cpu": {"cpu0": 0.5}, "osd": {"osd.0": {"pool_in_flight": n},
+                                                                      "osd.1": {"pool_in_flight": 0}}}) + "\n")
 
 
 def test_pilot_verdict_sizes_the_repeats_from_the_pilots_spread(tmp_path):

@@ -78,3 +78,19 @@ def test_every_shipped_capture_sysutil_file_reads(tmp_path):
         assert 0.0 <= r.value("cpu_busy", job="all") <= 1.0
         # the run's client IO (fio rbd, 60 s) keeps the OSDs' disk busy: some write traffic is seen
         assert (r.series["metric"] == "disk_write_bw").any()
+
+
+def test_rgw_sections_pool_ops_and_process_cpu(tmp_path):
+    """capture/rgw's lines: each OSD's ops in flight on the watched pool, radosgw's CPU under ``proc``; a
+    lost probe sample (SysMon's ``osd_error`` text, no ``osd``) leaves that line's OSD figures NaN."""
+    a = {**L1, "osd": {"osd.0": {"queued": 1, "in_flight": 6, "pool_in_flight": 4, "cpu": 0.3}},
+         "proc": {"radosgw": {"cpu": None}}}
+    b = {**L2, "osd_error": "ConnectionError: closed", "proc": {"radosgw": {"cpu": 1.2}}}
+    c = {**L3, "osd": {"osd.0": {"queued": 0, "in_flight": 2, "pool_in_flight": 1, "cpu": 0.1}},
+         "proc": {"radosgw": {"cpu": 0.8}}}
+    r = read(_write(tmp_path, [a, b, c]))
+    assert r.meta["procs"] == ["radosgw"]
+    assert r.value("osd_pool_in_flight", job="osd.0") == pytest.approx(2.5)  # (4 + 1) / 2, line 2 NaN
+    assert r.value("proc_cpu", job="radosgw") == pytest.approx(1.0)  # (1.2 + 0.8) / 2, the first null
+    s = r.series[r.series["metric"] == "proc_cpu"].sort_values("t_s")["value"].to_numpy()
+    np.testing.assert_allclose(s, [np.nan, 1.2, 0.8])

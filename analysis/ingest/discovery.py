@@ -17,7 +17,8 @@ CONTEXT_FILES = ("run.json", "benchmark_config.yaml")
 #: timeline already carries the cluster log's scrub events; the OSD config is summarised in run.json)
 CAPTURE_AUX = ("done", "osd_config.json.gz", "cluster-log.txt.gz", "campaign.yaml", "fio.stderr",
                "write.stderr", "seq.stderr", "pilot.json",
-               "cbt.yaml.gz", "cbt.log.gz")  # capture.cbt's record: what CBT was given, CBT's own log
+               "cbt.yaml.gz", "cbt.log.gz",  # capture.cbt's record: what CBT was given, CBT's own log
+               "loadgen.json.gz", "loadgen.stderr", "pilot-verdict.json")  # capture.rgw's: every op's latency
 #: CBT's own side files, not benchmark output (``cluster/ceph.py`` dump_historic_ops, ``radosbench.py``'s
 #: objecter dumps, the recovery test's log, collectl's folder): context, whatever their host suffix
 CBT_AUX = re.compile(r"^(?:historic_ops\.out|objecter\.\d+\.log|recovery\.log)(?:\..+)?$")

@@ -7,13 +7,16 @@ One JSON object per line, written once a second from /proc (Linux ≥ 4.18 field
 previous line; disk figures are /proc/diskstats deltas over that interval, and a device idle for the
 whole interval is left out of the line (read here as zero).  Optional ``"osd": {"osd.0": {"queued": ops,
 "in_flight": ops, "cpu": fraction of one CPU}, …}`` (``capture/ceph/opqueue.py``, from the admin
-socket; null where a sample failed, read as NaN, never as 0).
+socket; null where a sample failed, read as NaN, never as 0), with ``"pool_in_flight"`` when the capture
+watched one pool (RGW's bucket index: ``capture/rgw``); optional ``"proc": {"radosgw": {"cpu": fraction of
+one CPU}}``.
 
 Time base: ``t_s`` = seconds since the first line (``meta["t0_unix"]``); a run's ``run.json`` anchors
 (unix s) align it with fio's and the timeline's clocks (same host clock).
 
 Series (``ddir`` ""): ``cpu_busy``, ``cpu_iowait`` and ``cpu_steal`` (ratio, job = ``cpuN``);
-per OSD (job = ``osd.N``) ``osd_queued`` and ``osd_in_flight`` (count) and ``osd_cpu`` (ratio); ``mem_available`` and
+per OSD (job = ``osd.N``) ``osd_queued``, ``osd_in_flight`` and ``osd_pool_in_flight`` (count) and
+``osd_cpu`` (ratio); per watched process (job = its name) ``proc_cpu`` (ratio); ``mem_available`` and
 ``mem_cached`` (B, job ""); per device (job = device name) ``disk_read_iops``/``disk_write_iops`` (1/s),
 ``disk_read_bw``/``disk_write_bw`` (B/s), ``disk_util`` (ratio: io_ms / interval, the %util of
 iostat); ``load1`` (count, job "").  Summary: the mean of each series over the file (``<metric>`` with
@@ -58,6 +61,8 @@ def _flat(obj: dict[str, Any], prefix: str, out: dict[str, Any]) -> str | None:
     the first value that is not a JSON number or null, or whose magnitude is at least :data:`_MAX`, is
     returned as ``"key.sub = value"``; None when all are."""
     for k, v in obj.items():
+        if not prefix and k == "osd_error" and type(v) is str:
+            continue  # SysMon's note of a lost probe sample (text): that line has no OSD figures (NaN)
         if type(v) is dict:
             if (bad := _flat(v, f"{prefix}{k}\t", out)) is not None:
                 return bad
@@ -166,13 +171,17 @@ def parse(path: str | Path, data: bytes) -> Parsed:
                   key=lambda o: (len(o), o))
     for osd in osds:
         for field, metric, unit in (("queued", "osd_queued", "count"), ("in_flight", "osd_in_flight", "count"),
-                                    ("cpu", "osd_cpu", "ratio")):
+                                    ("pool_in_flight", "osd_pool_in_flight", "count"), ("cpu", "osd_cpu", "ratio")):
             col = f"osd\t{osd}\t{field}"
             if col in flat:
                 add(osd, metric, unit, flat[col])
+    procs = sorted({c.split("\t")[1] for c in flat if c.startswith("proc\t")})
+    for name in procs:
+        if f"proc\t{name}\tcpu" in flat:
+            add(name, "proc_cpu", "ratio", flat[f"proc\t{name}\tcpu"])
     means.append(("", "", "samples", float(len(t)), "count"))
     meta = {"tool_version": "capture/ceph SysMon", "t0_unix": t0, "interval_s": interval,
-            "cpus": cpus, "devices": devices, "osds": osds, "samples": len(t)}
+            "cpus": cpus, "devices": devices, "osds": osds, "procs": procs, "samples": len(t)}
     if partial:
         meta["incomplete"] = ["truncated last line (interrupted capture)"]
     series = series_blocks_frame(source, t_s, blocks) if blocks else None

@@ -68,9 +68,11 @@ def meminfo() -> dict[str, int]:
 
 
 class SysMon(threading.Thread):
-    def __init__(self, path: Path, interval: float = 1.0, probe=None) -> None:
+    def __init__(self, path: Path, interval: float = 1.0, probe=None, procs=None) -> None:
+        """``probe()`` → the line's ``osd`` section (:class:`capture.ceph.opqueue.OsdProbe`); ``procs()`` →
+        its ``proc`` section, ``{name: {"cpu": fraction of one CPU}}`` (e.g. radosgw)."""
         super().__init__(daemon=True)
-        self.path, self.interval, self.probe = path, interval, probe
+        self.path, self.interval, self.probe, self.procs = path, interval, probe, procs
         self.stop_evt = threading.Event()
 
     def run(self) -> None:
@@ -100,6 +102,8 @@ class SysMon(threading.Thread):
                         rec["osd"] = self.probe()
                     except Exception as e:  # a sample lost, never the monitor
                         rec["osd_error"] = f"{type(e).__name__}: {e}"[:200]
+                if self.procs is not None:
+                    rec["proc"] = self.procs()
                 out.write(json.dumps(rec, separators=(",", ":")) + "\n")
                 prev_c, prev_d = c, d
 

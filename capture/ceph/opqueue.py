@@ -63,10 +63,12 @@ class OsdProbe:
     """Called once a tick by :class:`capture.ceph.monitor.SysMon` (sockets ``<run_dir>/osd.N.asok``, as
     :func:`capture.ceph.config.render_ceph_conf` names them): per OSD ``queued``, ``in_flight``
     (counts) and ``cpu`` (fraction of one CPU since the previous tick).  ``pids`` is a callable that
-    returns the current ``{"osd.N": pid}`` (OSDs restart between runs)."""
+    returns the current ``{"osd.N": pid}`` (OSDs restart between runs).  With ``pool`` (a pool id) also
+    ``pool_in_flight``: the ops in flight whose PG is in that pool (their description names the PG
+    ``<pool>.<seed>``; e.g. RGW's bucket-index ops)."""
 
-    def __init__(self, run_dir: Path, pids) -> None:
-        self.run_dir, self.pids = Path(run_dir), pids
+    def __init__(self, run_dir: Path, pids, pool: int | None = None) -> None:
+        self.run_dir, self.pids, self.pool = Path(run_dir), pids, pool
         self.prev: dict[str, tuple[float, int]] = {}
 
     def __call__(self) -> dict[str, dict[str, float | int | None]]:
@@ -77,10 +79,16 @@ class OsdProbe:
                 continue
             rec: dict[str, float | int | None] = {}
             try:
-                rec.update(queue_counts(asok_command(self.run_dir / f"{name}.asok",
-                                                     "dump_ops_in_flight")))
+                doc = asok_command(self.run_dir / f"{name}.asok", "dump_ops_in_flight")
+                rec.update(queue_counts(doc))
+                if self.pool is not None:
+                    tag = f" {self.pool}."
+                    rec["pool_in_flight"] = sum(1 for op in (doc or {}).get("ops", [])
+                                                if tag in str(op.get("description", "")))
             except (OSError, ValueError, ConnectionError):
                 rec.update(queued=None, in_flight=None)  # a restarting OSD: no sample, not zero
+                if self.pool is not None:
+                    rec["pool_in_flight"] = None
             ticks = proc_cpu_ticks(pid)
             last = self.prev.get(name)
             if ticks is not None and last is not None and last[1] <= ticks and now > last[0]:

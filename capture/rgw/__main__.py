@@ -72,9 +72,8 @@ def sitting(doc: dict[str, Any], root: Path, campaign_file: Path, max_minutes: f
     finally:
         runner.close()
         rec["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        sit = root / "sittings"
-        sit.mkdir(parents=True, exist_ok=True)
-        (sit / f"{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(rec, indent=1))
+        root.mkdir(parents=True, exist_ok=True)  # sitting-*.json: the capture's record, context for ingest
+        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(rec, indent=1) + "\n")
     return 0
 
 
@@ -129,16 +128,18 @@ def verdict(root: Path, doc: dict[str, Any], alpha: float = 0.05, power: float =
 
 
 def _index_ops(rundir: Path) -> float | None:
+    """Mean over the 1 s samples of the ops in flight on the index pool's PGs, summed over OSDs."""
     import gzip
-    f = rundir / "rgw-cpu.jsonl.gz"
+    f = rundir / "sysutil.jsonl.gz"
     if not f.exists():
         return None
     vals = []
     with gzip.open(f, "rt") as g:
         for ln in g:
-            rec = json.loads(ln)
-            if rec.get("index_ops"):
-                vals.append(sum(rec["index_ops"].values()))
+            osd = json.loads(ln).get("osd") or {}
+            got = [o.get("pool_in_flight") for o in osd.values() if o.get("pool_in_flight") is not None]
+            if got:
+                vals.append(sum(got))
     return mean(vals) if vals else None
 
 

@@ -9,14 +9,14 @@ with the data pool's PG count for ``rados bench``, one radosgw ``client.rgw.gw0`
 
 Per RGW run: ``rgw_override_bucket_index_max_shards`` set to the arm's value and radosgw restarted
 (every run, so every arm starts from the same state); ``capture.rgw.loadgen`` PUTs for ``load.put_s``
-then GETs for ``load.get_s`` into fresh bucket(s) named for the run; a 1 s sampler records the CPU of
-radosgw and of each OSD (``rgw-cpu.jsonl``) and each OSD's ops in flight (all, and those on the index
-pool's PGs); afterwards the index shards are read back (``radosgw-admin bucket stats`` and the index
+then GETs for ``load.get_s`` into fresh bucket(s) named for the run; the 1 s system log
+(``sysutil.jsonl``) carries each OSD's ops queued and in flight, those on the index pool's PGs
+(``pool_in_flight``) and its CPU, and radosgw's CPU (``proc``); afterwards the index shards are read back (``radosgw-admin bucket stats`` and the index
 pool's objects) and the buckets removed with their objects (outside the measured phases).
 Per rados run: ``rados bench <put_s> write -b <osize> -t <procs> --no-cleanup`` then ``seq`` for
 ``get_s``, then ``rados cleanup``.  Files per run: ``output.gw0`` (getput's lines, as CBT archives
 them; gzipped), ``loadgen.json.gz`` (every op's latency), or ``write.txt.gz``/``seq.txt.gz``;
-``rgw-cpu.jsonl.gz``, ``sysutil.jsonl.gz``, ``run.json``.
+``sysutil.jsonl.gz``, ``run.json``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import gzip
 import json
 import shutil
 import subprocess
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -34,7 +33,7 @@ from typing import Any, Callable
 from capture.block.cpu import OutsideCpu
 from capture.ceph.cluster import Cluster, ClusterError
 from capture.ceph.monitor import SysMon
-from capture.ceph.opqueue import asok_command, proc_cpu_ticks
+from capture.ceph.opqueue import OsdProbe, proc_cpu_ticks
 from capture.ceph.runner import machine_facts
 
 from . import campaign as rc
@@ -71,43 +70,21 @@ def total_line(text: str, test: str) -> dict[str, float] | None:
     return best
 
 
-class Sampler(threading.Thread):
-    """Once a second: CPU ticks of radosgw and of each OSD, and each OSD's ops in flight (all, and those
-    whose PG is in the index pool) from its admin socket."""
+class ProcCpu:
+    """``SysMon``'s ``procs`` callable: radosgw's CPU (fraction of one CPU since the previous tick)."""
 
-    def __init__(self, path: Path, cl: Cluster, index_pool_id: int | None) -> None:
-        super().__init__(daemon=True)
-        self.path, self.cl, self.pool = path, cl, index_pool_id
-        self.stop_evt = threading.Event()
+    def __init__(self, cl: Cluster) -> None:
+        self.cl = cl
+        self.prev: tuple[float, int] | None = None
 
-    def sample(self) -> dict[str, Any]:
-        rec: dict[str, Any] = {"t": round(time.time(), 3), "cpu_ticks": {}, "ops": {}, "index_ops": {}}
-        for name, pid in self.cl.pids().items():
-            if name == RGW or name.startswith("osd."):
-                rec["cpu_ticks"][name] = proc_cpu_ticks(pid)
-            if name.startswith("osd."):
-                try:
-                    doc = asok_command(self.cl.dir / "run" / f"{name}.asok", "dump_ops_in_flight", timeout=1.0)
-                except (OSError, ValueError):
-                    continue
-                ops = (doc or {}).get("ops", [])
-                rec["ops"][name] = len(ops)
-                if self.pool is not None:
-                    tag = f" {self.pool}."
-                    rec["index_ops"][name] = sum(1 for o in ops if tag in o.get("description", ""))
-        return rec
-
-    def run(self) -> None:
-        nxt = time.time()
-        with open(self.path, "w", buffering=1) as out:
-            while not self.stop_evt.is_set():
-                out.write(json.dumps(self.sample()) + "\n")
-                nxt += 1.0
-                self.stop_evt.wait(max(0.0, nxt - time.time()))
-
-    def stop(self) -> None:
-        self.stop_evt.set()
-        self.join(30)
+    def __call__(self) -> dict[str, dict[str, float | None]]:
+        pid = self.cl.pids().get(RGW)
+        ticks, now = (proc_cpu_ticks(pid) if pid else None), time.time()
+        cpu = None
+        if ticks is not None and self.prev is not None and self.prev[1] <= ticks and now > self.prev[0]:
+            cpu = round((ticks - self.prev[1]) / CLK_TCK / (now - self.prev[0]), 4)
+        self.prev = (now, ticks) if ticks is not None else None
+        return {"radosgw": {"cpu": cpu}}
 
 
 class RgwRunner:
@@ -256,16 +233,14 @@ class RgwRunner:
 
     def _measured(self, stage: Path, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         cl = self.cl
-        mon = SysMon(stage / "sysutil.jsonl")
-        samp = Sampler(stage / "rgw-cpu.jsonl", cl, self.pool_ids.get(INDEX_POOL))
+        mon = SysMon(stage / "sysutil.jsonl", probe=OsdProbe(cl.dir / "run", cl.pids, self.pool_ids.get(INDEX_POOL)),
+                     procs=ProcCpu(cl))
         acct = OutsideCpu(list(cl.pids().values()))
         t0, ticks0 = time.time(), self._cpu_ticks()
         mon.start()
-        samp.start()
         try:
             out = body()
         finally:
-            samp.stop()
             mon.stop()
             ticks1 = self._cpu_ticks()
             cpu = acct.result()
