@@ -204,6 +204,12 @@ class RgwRunner:
         dead = {k: p.returncode for k, p in cl.procs.items() if p.poll() is not None and k != RGW}
         if dead:
             raise RuntimeError(f"Ceph daemons exited {dead}; see {cl.dir}/log")
+        if self.throttle is not None:  # every OSD thread still under its IO limits, or the run is not the regime
+            from capture.ceph.throttle import ThrottleError
+            try:
+                self.throttle.check_all(cl.pids())
+            except ThrottleError as e:
+                raise RgwError(f"per-OSD IO limits lost: {e}") from None
         a = rc.arm(doc, run.arm)
         ld = doc["load"]
         stage = self.root / rc.INPROGRESS / run.relpath
