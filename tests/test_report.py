@@ -188,8 +188,8 @@ def test_report_digests_come_from_checked_stamps_and_fall_back_to_files_parquet(
 
 
 def test_long_text_outputs_fold_behind_details_with_their_line_count():
-    from analysis.report import collapse_long_text
-    short = "<pre>" + "\n".join(f"row {i}" for i in range(20)) + "</pre>"
+    from analysis.report import LONG_OUTPUT_LINES, collapse_long_text
+    short = "<pre>" + "\n".join(f"row {i}" for i in range(LONG_OUTPUT_LINES)) + "</pre>"  # at the limit: stays
     long_ = "<pre>path  kind  iops\n" + "\n".join(f"f{i}  fio  {i}" for i in range(230)) + "\n</pre>"
     out = collapse_long_text(f"<div>{short}</div><div>{long_}</div>")
     assert out.count("<details") == 1 and short in out and long_ in out          # nothing lost
@@ -210,7 +210,7 @@ def _png(w: int, h: int, seed: int) -> bytes:
     return buf.getvalue()
 
 
-def test_inline_pngs_become_lossless_webp_with_the_same_pixels():
+def test_inline_pngs_become_256_colour_lossless_webp_on_white():
     import base64
     import io
     import re
@@ -226,8 +226,20 @@ def test_inline_pngs_become_lossless_webp_with_the_same_pixels():
     assert m and "data:image/png" not in out and out.endswith("<p>text</p>")
     webp = base64.b64decode(m.group(1))
     assert len(webp) < len(raw)
-    same = np.asarray(Image.open(io.BytesIO(webp)).convert("RGBA"))
-    assert np.array_equal(same, np.asarray(Image.open(io.BytesIO(raw)).convert("RGBA")))
+    got = np.asarray(Image.open(io.BytesIO(webp)).convert("RGB"))
+    src = Image.open(io.BytesIO(raw)).convert("RGBA")
+    on_white = Image.new("RGB", src.size, "white")
+    on_white.paste(src, mask=src.getchannel("A"))
+    assert np.array_equal(got, np.asarray(on_white))  # ≤ 256 colours on white: every pixel kept
+    # more than 256 colours (a smooth ramp, as antialiased edges are): each pixel within a few levels
+    ramp = np.tile(np.linspace(0, 255, 600).astype(np.uint8)[None, :, None], (50, 1, 3))
+    ramp[:, :, 1] = ramp[:, ::-1, 0]
+    buf = io.BytesIO()
+    Image.fromarray(ramp, "RGB").save(buf, "PNG")
+    out2 = lighter_images(f"<img src='data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}'/>")
+    got2 = np.asarray(Image.open(io.BytesIO(base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", out2).group(1)))))
+    diff = np.abs(got2.astype(int) - ramp.astype(int))
+    assert len(np.unique(got2.reshape(-1, 3), axis=0)) <= 256 and diff.max() <= 8 and diff.mean() < 2
     # a figure wider than the page is resampled to the page's width, its aspect kept
     wide = lighter_images(f"<img src='data:image/png;base64,{base64.b64encode(_png(2216, 900, 2)).decode()}'/>")
     im = Image.open(io.BytesIO(base64.b64decode(re.search(r"base64,([A-Za-z0-9+/=]+)", wide).group(1))))
