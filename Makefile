@@ -66,7 +66,7 @@ manifest: .venv/.installed
 # it reads change: $(PROC)/notebooks.mk (written by `analysis deps`) ties it to the stamps of the
 # campaigns its parameters cell names and to the published CSVs it cites; an unchanged input is not
 # recomputed.  Listed longest first, so two jobs finish together (measured durations here).
-REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 00-ingest
+REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 50-rgw 00-ingest
 ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
@@ -116,7 +116,7 @@ report-pdf: report
 # --- tests: unit, conformance (../shared/corpus), fuzzing, live fio, nbval on the notebooks ---------
 # the notebooks read the processed tables (never raw data behind their back): `data` builds them once
 test: .venv/.installed tools data
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb notebooks/50-rgw.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 # Jupyter refuses to start as root unless told (the README's Debian VM is root): --allow-root then only
 lab: .venv/.installed

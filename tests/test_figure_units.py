@@ -143,6 +143,12 @@ def _figures():
                                                                    "disk": [0.95]}), "label", 0.9, 0.5)
     yield "workload.busy_check", workload.busy_check(pd.DataFrame({"busy": [0.2, 0.8], "util": [0.25, 0.7],
                                                                    "scenario": ["a", "b"]}), "busy", "util", "scenario")
+    from analysis.figures import rgw
+    rgw_runs = pd.DataFrame({"arm": ["shards-1", "shards-1", "shards-64", "rados"], "repeat": [1, 2, 1, 1],
+                             "put_mib_s": [6.5, 7.0, 8.7, 9.8]})
+    yield "rgw.put_by_arm", rgw.put_by_arm(rgw_runs)
+    yield "rgw.share_of_rados", rgw.share_of_rados(pd.DataFrame({
+        "diary arm": ["1bucket_0shards"], "our arm": ["shards-1"], "diary / rados": [0.38], "ours / rados": [0.72]}))
 
 
 def _seed_figures():

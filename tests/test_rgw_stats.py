@@ -1,0 +1,93 @@
+"""analysis.stats.rgw on hand-made tidy tables and the shipped diary CSV; values worked out by hand or
+with scipy's own Welch test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis.stats import rgw
+
+MIB = 1 << 20
+
+
+def _summary() -> pd.DataFrame:
+    rows = []
+    for arm, rep, put, get in (("shards-1", 1, 6.0, 12.0), ("shards-1", 2, 7.0, 12.5), ("shards-64", 1, 8.5, 12.0),
+                               ("shards-64", 2, 9.0, 13.0)):
+        src = f"rgw-t/put-4m-p8/{arm}/rep-{rep:02d}/output.gw0.gz"
+        for job, metric, v in (("put", "bw", put * MIB), ("get", "bw", get * MIB), ("put", "lat_mean", 4e9),
+                               ("put", "errors", 0.0), ("put/proc0", "bw", 1.0)):
+            rows.append(("getput", src, job, metric, v, arm, rep))
+    for rep, w, r in ((1, 10.0, 11.0), (2, 9.0, 12.0)):
+        for ph, v in (("write", w), ("seq", r)):
+            rows.append(("rados-bench", f"rgw-t/put-4m-p8/rados/rep-{rep:02d}/{ph}.txt.gz", "", "bw", v * MIB, "rados", rep))
+    rows.append(("getput", "other/output.gw0", "put", "bw", 99 * MIB, "shards-1", 1))  # another campaign
+    s = pd.DataFrame(rows, columns=["kind", "source", "job", "metric", "value", "arm", "repeat"])
+    s["campaign"] = ["rgw-t"] * (len(s) - 1) + ["other"]
+    return s
+
+
+def _series() -> pd.DataFrame:
+    rows = []
+    for arm, rep, cores, idx in (("shards-1", 1, 0.05, 6), ("shards-1", 2, 0.06, 4), ("shards-64", 1, 0.07, 2),
+                                 ("shards-64", 2, 0.09, 2)):
+        for t in (1.0, 10.0, 20.0, 70.0):  # 1 s and 70 s fall outside the PUT window (5–60 s)
+            outside = t < 5 or t > 60
+            rows.append(("sysutil", "radosgw", "proc_cpu", t, 9.0 if outside else cores, arm, rep))
+            rows.append(("sysutil", "osd.0", "osd_pool_in_flight", t, 50.0 if outside else idx, arm, rep))
+            rows.append(("sysutil", "osd.1", "osd_pool_in_flight", t, 50.0 if outside else 1.0, arm, rep))
+    se = pd.DataFrame(rows, columns=["kind", "job", "metric", "t_s", "value", "arm", "repeat"])
+    se["campaign"] = "rgw-t"
+    return se
+
+
+def test_run_table_reads_getput_totals_rados_phases_and_the_put_window():
+    runs = rgw.run_table(_summary(), _series(), "rgw-t").set_index(["arm", "repeat"])
+    assert runs.loc[("shards-1", 1), "put_mib_s"] == pytest.approx(6.0)  # the total line, not proc0's
+    assert runs.loc[("shards-64", 2), "get_mib_s"] == pytest.approx(13.0)
+    assert runs.loc[("shards-1", 1), "put_lat_ms"] == pytest.approx(4000.0)
+    assert runs.loc[("rados", 2), "put_mib_s"] == pytest.approx(9.0) and runs.loc[("rados", 2), "get_mib_s"] == pytest.approx(12.0)
+    assert runs.loc[("shards-64", 2), "rgw_cores"] == pytest.approx(0.09)  # the 9.0 outside the window left out
+    assert runs.loc[("shards-1", 1), "index_in_flight"] == pytest.approx(7.0)  # 6 + 1 summed over OSDs
+    assert runs.loc[("shards-64", 1), "rgw_cores_per_100mib_s"] == pytest.approx(0.07 / 8.5 * 100)
+    assert len(runs) == 6
+
+
+def test_log_ratio_is_welch_on_logs():
+    a, b = np.array([8.5, 9.0, 8.8]), np.array([6.0, 7.0, 6.4])
+    r = rgw.log_ratio(a, b)
+    t, p = stats.ttest_ind(np.log(a), np.log(b), equal_var=False)
+    assert r["ratio"] == pytest.approx(np.exp(np.log(a).mean() - np.log(b).mean()))
+    assert r["p"] == pytest.approx(p)
+    assert r["lo"] < r["ratio"] < r["hi"]
+    sd = np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    assert r["d"] == pytest.approx((a.mean() - b.mean()) / sd)
+    assert r["repeats_needed"] >= 2
+    assert np.isnan(rgw.log_ratio(a[:1], b)["p"])
+
+
+def test_claims_verdicts():
+    runs = pd.DataFrame({"arm": ["shards-1"] * 3 + ["shards-64"] * 3 + ["shards-8"] * 3 + ["rados"] * 3,
+                         "repeat": [1, 2, 3] * 4,
+                         "put_mib_s": [6.0, 6.2, 6.1, 9.0, 9.1, 8.9, 6.0, 6.3, 5.9, 9.0, 9.05, 8.95]})
+    t = rgw.claims(runs).set_index(["arm", "vs"])
+    assert t.loc[("shards-64", "shards-1"), "verdict"] == "holds"
+    assert t.loc[("shards-64", "shards-1"), "diary ratio"] == pytest.approx(574 / 220, abs=1e-3)
+    assert t.loc[("shards-8", "shards-1"), "verdict"] == "n.s."
+    assert t.loc[("bucket-per-proc", "shards-1"), "verdict"] == "not measurable"
+    eq = t.loc[("shards-64", "rados")]
+    assert eq["verdict"] == "holds" and 0.9 <= eq["lo"] and eq["hi"] <= 1.1  # 64 shards ≈ rados bench here
+
+
+def test_published_beside_measured_uses_the_diarys_hdd_rows():
+    from analysis.published_rgw import load
+    runs = pd.DataFrame({"arm": ["shards-1", "shards-8", "shards-64", "rados"], "repeat": [1] * 4,
+                         "put_mib_s": [5.0, 6.0, 9.0, 10.0]})
+    side = rgw.published_vs_measured(load(), runs).set_index("our arm")
+    assert side.loc["shards-1", "diary MB/s"] == 220.0
+    assert side.loc["shards-64", "diary MB/s"] == pytest.approx((602 + 557 + 563) / 3)
+    assert side.loc["shards-1", "diary / rados"] == pytest.approx(220 / ((580 + 580 + 564) / 3))
+    assert side.loc["shards-64", "ours / rados"] == pytest.approx(0.9)
