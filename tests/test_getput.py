@@ -257,3 +257,21 @@ def test_psum_lines_without_total_before_a_header_fail(tmp_path):
     text = "".join(lines[:4]) + lines[1] + "".join(lines[6:])  # put's total and PutsPerProc gone, a header
     with pytest.raises(IngestError, match=r":3: --psum lines of 'put' do not add up"):
         gp.parse(write(tmp_path, text), None)
+
+
+def test_a_cbt_getput_archive_gives_procs_and_ctype_as_run_keys(tmp_path):
+    """CBT's benchmark_config.yaml of a getput benchmark: its procs (a number) and ctype become run-key
+    columns, as the project's own RGW runs have them (capture/rgw's run.json)."""
+    from analysis.ingest.walk import ingest
+    arch = tmp_path / "cbt" / "results" / "00000000" / "id-1"
+    out = arch / "osd_ra-00000128" / "op_size-04194304" / "procs-00000016" / "p" / "shared"
+    out.mkdir(parents=True)
+    (out / "output.gw0").write_text(REPEATED.split("Rank", 2)[0] + "Rank" + REPEATED.split("Rank")[1])
+    (arch / "benchmark_config.yaml").write_text(
+        "cluster:\n  benchmark: getput\n  op_size: 4194304\n  osd_ra: 128\n  procs: 16\n  test: p\n"
+        "  ctype: shared\n  iteration: 0\n")
+    s = ingest(tmp_path / "cbt", lenient=True).summary
+    got = s[(s["metric"] == "bw") & (s["job"] == "put")]
+    assert len(got) == 1
+    assert got["procs"].iloc[0] == 16 and str(got["procs"].dtype) == "Int64"
+    assert got["ctype"].astype(str).iloc[0] == "shared" and got["benchmark"].astype(str).iloc[0] == "getput"

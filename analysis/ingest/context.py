@@ -14,7 +14,7 @@ from .keys import scheduler_keys
 
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
-              "osd_ra", "iteration")
+              "osd_ra", "iteration", "procs", "ctype")  # getput's process count and container type
 
 def _text(path: Path) -> str:
     """A context file's text, decompressed when it is compressed (by content, as every reader here)."""

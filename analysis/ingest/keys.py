@@ -15,7 +15,7 @@ import pandas as pd
 #: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
 #: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
 INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
-            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority")
+            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs")
 FLOAT_KEYS = ("duration_s", "osd_restart_s")
 
 
