@@ -472,3 +472,16 @@ def test_cpu_going_back_in_a_later_block_still_fails(tmp_path, walker):
     with pytest.raises(IngestError) as e:
         bt.decode(_write(tmp_path, bad), None, block_bytes=bt.HEADER)
     assert e.value.offset == 2 * 48 and "CPU 0 of device 7,3 goes back 2.000 ms" in str(e.value)
+
+
+def test_blkparse_completion_error_that_is_no_errno_names_its_line(corpus, tmp_path):
+    """A completion's ``[error]`` is an errno; a 21-digit one (found by the fuzz test: it overflowed int64
+    and escaped the reader as OverflowError) fails with the line."""
+    lines = (corpus / "blkparse" / "blktrace-doc_blkparse_live_sda_with_summary.txt").read_text().split("\n")
+    i = next(k for k, ln in enumerate(lines) if " C " in ln and ln.rstrip().endswith("[0]"))
+    lines[i] = lines[i].rstrip()[:-3] + "[999999999999999999990]"
+    p = tmp_path / "blkparse.txt"
+    p.write_text("\n".join(lines))
+    with pytest.raises(IngestError) as e:
+        read(p)
+    assert e.value.line == i + 1 and "errno" in str(e.value)

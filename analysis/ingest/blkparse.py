@@ -203,6 +203,10 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     is_c = code == bt.TA_C
     if is_c.any():
         e = rest[is_c].str.extract(r"\[(-?\d+)\]\s*$")[0]
+        if (huge := (e.str.lstrip("-").str.len() > 9).fillna(False).to_numpy(bool)).any():  # an errno, not this
+            at = np.flatnonzero(is_c)[np.flatnonzero(huge)[0]]
+            raise IngestError(path, "expected a blkparse completion's [error] to be an errno (at most 9 digits)",
+                              line=int(np.flatnonzero(is_event)[known][at]) + 1)
         err[is_c] = pd.to_numeric(e).fillna(0).abs().to_numpy(np.int64)
     dev = ev["maj"].astype(np.int64).to_numpy() << 20 | ev["min"].astype(np.int64).to_numpy()
     o = np.argsort(t, kind="stable")
