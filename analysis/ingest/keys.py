@@ -44,7 +44,16 @@ def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
             if np.isnan(cats).any():
                 continue
             codes = col.cat.codes.to_numpy()
+            if c in INT_KEYS and len(cats) and np.array_equal(cats, np.round(cats)):  # decided per label, not row
+                df[c] = pd.arrays.IntegerArray(cats.astype(np.int64)[np.maximum(codes, 0)], codes < 0)
+                continue
             v = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else np.nan, np.nan)
+        elif not col.notna().any():  # a key no row has (a null column): no per-row conversion
+            v = np.full(len(col), np.nan)
+        elif pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+            if c in INT_KEYS and isinstance(col.dtype, pd.Int64Dtype):
+                continue  # typed already (a table read back)
+            v = col.to_numpy(dtype=np.float64, na_value=np.nan)
         else:
             num = pd.to_numeric(col.astype(object), errors="coerce")
             if (num.isna() & col.notna()).any():
