@@ -56,6 +56,9 @@ def test_dask_tables_equal_the_serial_tables_on_every_fixture_format(tmp_path, c
     rec = verify(dask)["tables"]  # the Dask path records its set as the serial one does, rows from the parts
     assert rec["series"] == {"layout": "partitioned", "rows": len(a.series)}
     assert rec["files"]["layout"] == "file" and rec["files"]["rows"] == len(a.files)
+    for n in ("summary", "series"):  # read back with the serial tables' types, not only their values
+        fa, fb = getattr(a, n), getattr(b, n)
+        assert {c: str(fb[c].dtype) for c in fa} == {c: str(fa[c].dtype) for c in fa}
 
 
 def test_failures_context_errors_and_manifest_gaps_match_the_serial_path(tmp_path, client):

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .keys import typed_keys
@@ -183,10 +184,10 @@ def _stringish(t) -> bool:
 
 def read_dataset(path: str | Path) -> pd.DataFrame:
     """A partitioned table (``<table>/campaign=…/kind=…/part-*.parquet``) as one DataFrame: the parts'
-    columns unioned (a key no part of a batch had is null there), ``campaign`` (null for ``_none``) and
-    ``kind`` from the path, string columns as categoricals."""
+    columns unioned (a key no part of a batch had is null there) and typed as :func:`merge_parts` types
+    them, ``campaign`` (null for ``_none``) and ``kind`` from the path, text columns as categoricals.
+    Labels stay dictionary-encoded from the files to the categoricals (no per-row strings)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     path = Path(path)
     parts = sorted(path.glob("campaign=*/kind=*/part-*.parquet"))
@@ -194,19 +195,24 @@ def read_dataset(path: str | Path) -> pd.DataFrame:
         if not path.is_dir():
             raise FileNotFoundError(f"{path}: no such partitioned table")
         return pd.DataFrame()
+    text = pa.dictionary(pa.int32(), pa.string())
+    schema = _unified_schema(parts, {"campaign": text, "kind": text})
     tables = []
     for f in parts:
-        t = pq.read_table(f)
-        t = t.cast(pa.schema([pa.field(x.name, pa.string()) if _stringish(x.type) else x for x in t.schema]))
-        camp = f.parent.parent.name.split("=", 1)[1]
-        n = t.num_rows
-        t = t.append_column("campaign", pa.array([None if camp == NO_CAMPAIGN else camp] * n, pa.string()))
-        t = t.append_column("kind", pa.array([f.parent.name.split("=", 1)[1]] * n, pa.string()))
-        tables.append(t)
-    df = pa.concat_tables(tables, promote_options="default").to_pandas()
-    for c in df.columns:
-        if df[c].dtype == object or isinstance(df[c].dtype, pd.StringDtype):
-            df[c] = df[c].astype("category")
+        camp, kind = f.parent.parent.name.split("=", 1)[1], f.parent.name.split("=", 1)[1]
+        for t in _row_groups([f]):
+            n = t.num_rows
+            label = {"campaign": None if camp == NO_CAMPAIGN else camp, "kind": kind}
+            t = t.append_column("campaign", pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, np.int32), mask=np.full(n, label["campaign"] is None)),
+                pa.array([label["campaign"] or ""], pa.string())))
+            t = t.append_column("kind", pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                                                       pa.array([kind], pa.string())))
+            tables.append(_conform(t, schema))
+    df = pa.concat_tables(tables).to_pandas()
+    for c in df.columns:  # a label column no row has: null strings, as the serial path types a key no file had
+        if not pd.api.types.is_numeric_dtype(df[c].dtype) and not df[c].notna().any():
+            df[c] = pd.array(pa.nulls(len(df), pa.large_string()), dtype="string")
     return typed_keys(df)  # parts without a key promote it to null: Int64 again, as the serial path has it
 
 
@@ -264,13 +270,9 @@ def _row_groups(parts: list[Path]):
             yield f.read_row_group(i)
 
 
-def merge_parts(parts: list[Path], dest: Path) -> int:
-    """Parquet parts written by pandas → one Parquet file ``dest``, their rows in the order given, one part
-    in memory at a time (the default ingest's bounded write).  Columns are the union of the parts' in
-    first-seen order (a column a part lacks is null there), typed by :func:`_unify`; pandas' metadata is
-    merged so ``pandas.read_parquet`` gives the categories and nullable integers the in-memory tables
-    have.  A part is read a row group at a time (a streamed log's part holds one per 32 MiB block).
-    Returns the rows written."""
+def _unified_schema(parts: list[Path], extra: dict[str, Any] | None = None):
+    """The Arrow schema (with pandas' metadata) of ``parts`` taken together: columns in first-seen order
+    (``extra``: name → type, appended), each typed by :func:`_unify`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     types: dict[str, Any] = {}
@@ -286,27 +288,63 @@ def merge_parts(parts: list[Path], dest: Path) -> int:
             c = cols.get(f.name)
             if c is not None and (f.name not in seen or seen[f.name].get("pandas_type") == "empty"):
                 seen[f.name] = c
+    for name, t in (extra or {}).items():
+        types[name] = _unify(types.get(name), t)
     fields = [pa.field(n, pa.null() if t is None else t) for n, t in types.items()]
     meta = dict(base_meta or {"index_columns": [], "column_indexes": []})
     meta["index_columns"] = []
     meta["columns"] = [_pandas_column(f.name, f.type, seen.get(f.name)) for f in fields]
-    schema = pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+    return pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+
+
+def _conform(t, schema):
+    """Arrow table ``t`` with ``schema``'s columns in its order: cast where the type differs, nulls where
+    ``t`` lacks a column."""
+    import pyarrow as pa
+    cols = []
+    for f in schema:
+        if f.name not in t.column_names:
+            cols.append(pa.nulls(t.num_rows, f.type))
+            continue
+        c = t.column(f.name)
+        if c.type != f.type:
+            if _stringish(f.type) and not _stringish(c.type) and not pa.types.is_null(c.type):
+                c = c.cast(pa.string())  # a number beside text: its text (arrow casts no number to a dictionary)
+            c = c.cast(f.type)
+        cols.append(c)
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def merge_parts(parts: list[Path], dest: Path) -> int:
+    """Parquet parts written by pandas → one Parquet file ``dest``, their rows in the order given, one part
+    in memory at a time (the default ingest's bounded write).  Columns are the union of the parts' in
+    first-seen order (a column a part lacks is null there), typed by :func:`_unify`; pandas' metadata is
+    merged so ``pandas.read_parquet`` gives the categories and nullable integers the in-memory tables
+    have.  A part is read a row group at a time (a streamed log's part holds one per 32 MiB block).
+    Returns the rows written."""
+    import pyarrow.parquet as pq
+    schema = _unified_schema(parts)
     rows = 0
-    stats = [n for n in STATS_COLUMNS if n in types]  # min/max where readers filter; elsewhere half the write time
+    stats = [n for n in STATS_COLUMNS if n in schema.names]  # min/max where readers filter; elsewhere half the write time
     with pq.ParquetWriter(dest, schema, compression="zstd", write_statistics=stats) as w:
-        for t in _row_groups(parts):
-            cols = []
-            for f in fields:
-                if f.name not in t.column_names:
-                    cols.append(pa.nulls(t.num_rows, f.type))
-                    continue
-                c = t.column(f.name)
-                if c.type != f.type:
-                    if _stringish(f.type) and not _stringish(c.type) and not pa.types.is_null(c.type):
-                        c = c.cast(pa.string())  # a number beside text: its text (arrow casts no number to a dictionary)
-                    c = c.cast(f.type)
-                cols.append(c)
-            w.write_table(pa.Table.from_arrays(cols, schema=schema))
+        for t in _prefetched(_conform(t, schema) for t in _row_groups(parts)):
+            w.write_table(t)  # encoding (this thread) overlaps reading the next row group (the other)
             rows += t.num_rows
-            del t, cols
+            del t
     return rows
+
+
+def _prefetched(it):
+    """The items of iterator ``it``, the next one computed on a second thread while the caller handles the
+    current one (Arrow's reading and Parquet's encoding release the GIL: two cores for a merge).  One item
+    ahead: memory for two row groups."""
+    from concurrent.futures import ThreadPoolExecutor
+    done = object()
+    with ThreadPoolExecutor(1) as ex:
+        fut = ex.submit(next, it, done)
+        while True:
+            item = fut.result()
+            if item is done:
+                return
+            fut = ex.submit(next, it, done)
+            yield item
