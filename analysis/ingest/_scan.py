@@ -12,6 +12,7 @@ a contiguous int64 column.
 from __future__ import annotations
 
 import ctypes
+import re
 import mmap
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -87,16 +88,21 @@ def _call(fn, *args) -> tuple[int, int, int]:
     return int(n), int(off.value), int(code.value)
 
 
+#: a line of comma-separated integers (blanks around a field allowed): one regex match, not a test per
+#: field (a histogram log's line has 1,856 fields)
+_INT_FIELDS = re.compile(rb"[ \t]*-?[0-9]+[ \t]*(?:,[ \t]*-?[0-9]+[ \t]*)*")
+
+
 def first_line_fields(head: bytes) -> list[bytes] | None:
     """Comma-separated fields of the first non-blank line of ``head`` if all are integers, else None."""
     for line in head.split(b"\n", 8)[:8]:
         line = line.strip()
         if not line:
             continue
-        parts = [p.strip() for p in line.split(b",")]
-        if all(p.lstrip(b"-").isdigit() for p in parts):
-            return parts
-        return None
+        if _INT_FIELDS.fullmatch(line) is None:
+            return None
+        parts = line.split(b",")
+        return [p.strip() for p in parts] if b" " in line or b"\t" in line else parts
     return None
 
 

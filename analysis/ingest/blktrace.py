@@ -65,6 +65,8 @@ into ``tables['requests']`` (as the serial ingest keeps every table).
 from __future__ import annotations
 
 import ctypes
+import io
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import cache
@@ -454,6 +456,8 @@ def _blocks(path: Path, data: bytes | memoryview | None, block_bytes: int):
     size = max(int(block_bytes), HEADER)
     f = None if data is not None else open_stream(path)
     mv = memoryview(data) if data is not None else None
+    if f is not None and isinstance(f, io.BufferedReader):  # plain file: no larger buffer than the file
+        size = max(HEADER, min(size, os.fstat(f.fileno()).st_size + 1))  # (zeroing 32 MiB costs ~8 ms)
     buf = bytearray(size) if f is not None else None
     try:
         base, have, order, eof = 0, 0, None, False
