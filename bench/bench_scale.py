@@ -674,10 +674,14 @@ KIND_SAMPLE_FILES = 60          # files timed per kind (all of a kind with fewer
 
 
 def _worker_kinds(corpus: str, res_path: str) -> None:
-    """One process, one scanner thread (as one pool worker): ``walk.ingest_file`` (hash, detect, read,
-    value rules) on a sample of each kind's files, timed per kind → JSON {kind: [files, bytes, s]}."""
+    """One process, one scanner thread, as one pool worker reads a batch: ``scale.run_batch`` (hash,
+    detect, read, value rules, the run keys attached to every row, the batch's Parquet parts written;
+    a big log streamed to its part block by block) on a sample of each kind's files with their run
+    context, timed per kind → JSON {kind: [files, bytes, s, files in corpus, bytes in corpus]}."""
+    import shutil
+    import tempfile
     from analysis.ingest import _scan
-    from analysis.ingest.walk import ingest_file
+    from analysis.ingest.scale import run_batch
     _scan.THREADS = 1
     root = Path(corpus)
     by: dict[str, list[Path]] = {}
@@ -696,10 +700,12 @@ def _worker_kinds(corpus: str, res_path: str) -> None:
         per = max(1, round(len(paths) / len(names)))
         step = max(1, len(names) // max(1, KIND_SAMPLE_FILES // per))
         pick = [q for f in names[::step] for q in folders[f]][:max(KIND_SAMPLE_FILES, per)]
+        tmp = Path(tempfile.mkdtemp(prefix="kind-", dir=res_path.rsplit("/", 1)[0] or "."))
         t0 = time.perf_counter()
-        for q in pick:
-            ingest_file(q, q.parent, {}, None, lenient=True)
-        out[kind] = [len(pick), sum(q.stat().st_size for q in pick), time.perf_counter() - t0,
+        run_batch(str(root), [q.relative_to(root).as_posix() for q in pick], str(tmp), 0, None, True, False)
+        elapsed = time.perf_counter() - t0
+        shutil.rmtree(tmp, ignore_errors=True)
+        out[kind] = [len(pick), sum(q.stat().st_size for q in pick), elapsed,
                      len(paths), sum(q.stat().st_size for q in paths)]
     Path(res_path).write_text(json.dumps(out))
 
@@ -1289,8 +1295,9 @@ def main(argv: list[str] | None = None) -> int:
                           "PASS" if rate >= TARGET_MBPS / 2 else "MISS"])
         for r in krows:
             r.append(f"{100 * float(r[5].replace(',', '')) / total:.0f} %" if total else "")
-        say(f"Where the time goes: each kind read by `walk.ingest_file` (SHA-256, detection, reader, value "
-            f"rules) in one process with one scanner thread, as one pool worker reads, on whole folders spread "
+        say(f"Where the time goes: each kind read by `scale.run_batch` (SHA-256, detection, reader, value "
+            f"rules, run keys on every row, Parquet parts written) in one process with one scanner thread, as one "
+            f"pool worker reads a batch, on whole folders spread "
             f"over the corpus (≥ {KIND_SAMPLE_FILES} files; estimate = time × corpus bytes / bytes timed); a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
             f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge).")
         say()
