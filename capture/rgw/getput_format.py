@@ -9,7 +9,9 @@ multiples of 1024 only); ``Start``/``End`` are local HH:MM:SS; ``MB/Sec`` is the
 ops × size / elapsed / 2**20 (MiB/s, despite the name); ``Ops/Sec`` the sum of ops / elapsed;
 ``Latency`` the mean and ``Median`` the upper median (``list[n // 2]``) in seconds; ``LatRange`` min-max
 in seconds (``%5.2f-%05.2f``); ``%CPU`` the machine's non-idle, non-iowait share of /proc/stat's first seven fields over the
-test; ``Ret`` the retries.  Pure functions: no boto3 or Ceph needed (tests/test_capture_rgw.py)."""
+test; ``Ret`` the retries.  With ``rank`` (getput's ``--rank``, ``'0'`` unless given: what getput run by CBT
+prints) a ``Rank`` column comes first: ``"%4s " % 'Rank'`` in the header, ``"%-4s " % rank`` on each line.
+Pure functions: no boto3 or Ceph needed (tests/test_capture_rgw.py)."""
 
 from __future__ import annotations
 
@@ -20,9 +22,9 @@ from typing import Sequence
 TEST_NAMES = {"p": "put", "P": "putR", "g": "get", "G": "getR", "d": "del", "D": "delR"}
 
 
-def header() -> str:
-    """getput's column header (no --rank, --ldist or --utc)."""
-    h = "%4s  %4s %4s %6s  %-8s  %-8s %8s %5s" % ("Test", "Clts", "Proc", "OSize", "Start", "End", "MB/Sec", "Ops")
+def header(rank: str | None = None) -> str:
+    """getput's column header (no --ldist or --utc; the Rank column when ``rank`` is given)."""
+    h = ("%4s " % "Rank" if rank else "") + "%4s  %4s %4s %6s  %-8s  %-8s %8s %5s" % ("Test", "Clts", "Proc", "OSize", "Start", "End", "MB/Sec", "Ops")
     h += "%10s %4s %7s %7s  %10s" % ("Ops/Sec", "Errs", "Latency", "Median", "LatRange")
     return h + "   %CPU" + " Ret"
 
@@ -77,18 +79,20 @@ class ProcResult:
 
 
 def line(test: str, procs: int, r: ProcResult, rate_mib_s: float, ops_s: float, cpu: float,
-         latencies: Sequence[float], lat_total: float, lat_min: float, lat_max: float) -> str:
+         latencies: Sequence[float], lat_total: float, lat_min: float, lat_max: float,
+         rank: str | None = None) -> str:
     """One result line as getput's ``print_line`` formats it."""
     latency = "%7.3f" % (lat_total / r.ops) if r.ops else "000.00"
     if not r.ops:
         lat_min = lat_max = 0.0
-    s = "%-5s %4d %4s %6s  %8s  %8s %8.2f %5d" % (TEST_NAMES.get(test, test), 1, procs, size_kmg(r.xfer),
+    s = ("%-4s " % rank if rank else "") + "%-5s %4d %4s %6s  %8s  %8s %8.2f %5d" % (TEST_NAMES.get(test, test), 1, procs, size_kmg(r.xfer),
                                                  hms(r.t0), hms(r.tf), rate_mib_s, r.ops)
     s += "%10.2f %4d %s %7.3f %5.2f-%05.2f" % (ops_s, r.errs, latency, upper_median(latencies), lat_min, lat_max)
     return s + "  %5.2f" % cpu + " %3d" % r.retries
 
 
-def test_lines(test: str, results: list[ProcResult], cpu: float, psum: bool = False) -> list[str]:
+def test_lines(test: str, results: list[ProcResult], cpu: float, psum: bool = False,
+               rank: str | None = None) -> list[str]:
     """The lines getput prints for one test over ``results`` (one per process): with ``psum`` one line
     per process (Proc = its number, 0-based as getput's instance), then the total (Proc = process count,
     MB/Sec and Ops/Sec summed over processes, latency over every op, earliest start, latest end; Ret the
@@ -99,7 +103,7 @@ def test_lines(test: str, results: list[ProcResult], cpu: float, psum: bool = Fa
         iops = r.ops / r.elapsed if r.elapsed > 0 else 0.0
         if psum:
             out.append(line(test, i, r, rate, iops, cpu, r.latencies, sum(r.latencies),
-                            min(r.latencies, default=0.0), max(r.latencies, default=0.0)))
+                            min(r.latencies, default=0.0), max(r.latencies, default=0.0), rank))
         rate_t += rate
         iops_t += iops
         all_lat += r.latencies
@@ -107,5 +111,5 @@ def test_lines(test: str, results: list[ProcResult], cpu: float, psum: bool = Fa
                      t0=min(r.t0 for r in results), tf=max(r.tf for r in results),
                      retries=results[-1].retries, xfer=results[-1].xfer)  # getput prints the last process's
     out.append(line(test, len(results), tot, rate_t, iops_t, cpu, all_lat, sum(all_lat),
-                    min(all_lat, default=0.0), max(all_lat, default=0.0)))
+                    min(all_lat, default=0.0), max(all_lat, default=0.0), rank))
     return out

@@ -14,6 +14,12 @@ objects that process wrote, round robin, the body read to the end (a failed PUT 
 the same key, so the keys written are 0..ops-1).  Buckets are created before the
 first test (outside the timing).  A failed call is counted in Errs and not retried (botocore retries
 off: getput's Ret column stays 0).  ``--json`` also writes every op's latency per process.
+
+getput's naming (``--rank R``, as getput names things, and what :mod:`capture.rgw.getput_cli` passes when CBT
+runs it): buckets ``<cname>-R-<proc>`` (byproc), ``<cname>-R`` (bynode), ``<cname>`` (shared); keys
+``<oname>-R-<proc>-<n>`` with n from 1; the ``Rank`` column first on every line.  ``--errmax N``: a process
+stops its test after N failed calls (getput's ``--errmax``; no limit by default).  A bucket that already
+exists and is ours is used as it is (CBT's iterations reuse getput's container names).
 """
 
 from __future__ import annotations
@@ -55,7 +61,14 @@ def client(a: argparse.Namespace):
 
 
 def bucket(a: argparse.Namespace, proc: int) -> str:
-    return f"{a.cname}-{proc}" if a.ctype == "byproc" else a.cname
+    if a.rank is None:
+        return f"{a.cname}-{proc}" if a.ctype == "byproc" else a.cname
+    return {"byproc": f"{a.cname}-{a.rank}-{proc}", "bynode": f"{a.cname}-{a.rank}"}.get(a.ctype, a.cname)
+
+
+def key(a: argparse.Namespace, proc: int, n: int) -> str:
+    """The key of a process's n-th object (n from 0)."""
+    return f"{proc}-{n}" if a.rank is None else f"{a.oname}-{a.rank}-{proc}-{n + 1}"
 
 
 def worker(a: argparse.Namespace, test: str, proc: int, start_at: float, q) -> None:
@@ -73,14 +86,14 @@ def worker(a: argparse.Namespace, test: str, proc: int, start_at: float, q) -> N
     t0 = time.time()
     end = time.monotonic() + (a.runtime if test == "p" or a.get_runtime is None else a.get_runtime)
     xfer = a.osize_b
-    while time.monotonic() < end:
-        key = f"{proc}-{ops if test == 'p' else (ops + errs) % nput}"  # PUT keys 0..ops-1 all written
+    while time.monotonic() < end and (a.errmax is None or errs < a.errmax):
+        k = key(a, proc, ops if test == "p" else (ops + errs) % nput)  # PUT keys 0..ops-1 all written
         t = time.monotonic()
         try:
             if test == "p":
-                s3.put_object(Bucket=b, Key=key, Body=body)
+                s3.put_object(Bucket=b, Key=k, Body=body)
             else:
-                r = s3.get_object(Bucket=b, Key=key)
+                r = s3.get_object(Bucket=b, Key=k)
                 xfer = len(r["Body"].read())
             lat.append(time.monotonic() - t)
             ops += 1
@@ -108,8 +121,18 @@ def run_test(a: argparse.Namespace, test: str) -> tuple[list[ProcResult], float,
     return res, cpu, got
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def create_buckets(a: argparse.Namespace) -> None:
+    """Every bucket of the run, before the first test; one that exists and is ours is kept as it is."""
+    s3 = client(a)
+    for b in sorted({bucket(a, i) for i in range(a.procs)}):
+        try:
+            s3.create_bucket(Bucket=b)
+        except s3.exceptions.BucketAlreadyOwnedByYou:
+            pass
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python3 -m capture.rgw.loadgen", description=__doc__.split("\n")[0])
     ap.add_argument("--endpoint", required=True)
     ap.add_argument("--access", required=True)
     ap.add_argument("--secret", required=True)
@@ -122,20 +145,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tests", default="p,g", help="comma-separated: p (put), g (get)")
     ap.add_argument("--psum", action="store_true", help="a line per process before each total")
     ap.add_argument("--json", help="also write every op's latency (s) per process here")
+    ap.add_argument("--rank", help="getput's naming and Rank column with this rank (module doc)")
+    ap.add_argument("--oname", help="object name prefix (with --rank)")
+    ap.add_argument("--errmax", type=int, help="a process stops its test after this many errors")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     a = ap.parse_args(argv)
     a.osize_b = parse_size(a.osize)
     a.written = {}
     tests = [t.strip() for t in a.tests.split(",") if t.strip()]
     if any(t not in ("p", "g") for t in tests):
         ap.error("--tests: only p and g")
-    s3 = client(a)
-    for b in sorted({bucket(a, i) for i in range(a.procs)}):
-        s3.create_bucket(Bucket=b)
-    print(header(), flush=True)
+    if (a.rank is None) != (a.oname is None):
+        ap.error("--rank and --oname go together (getput's naming)")
+    create_buckets(a)
+    print(header(a.rank), flush=True)
     doc = {"argv": sys.argv[1:], "osize_B": a.osize_b, "procs": a.procs, "ctype": a.ctype, "tests": {}}
     for t in tests:
         res, cpu, got = run_test(a, t)
-        for ln in test_lines(t, res, cpu, psum=a.psum):
+        for ln in test_lines(t, res, cpu, psum=a.psum, rank=a.rank):
             print(ln, flush=True)
         doc["tests"][t] = {"cpu_percent": cpu, "procs": [{"proc": i, "ops": r.ops, "errs": r.errs, "t0": r.t0,
                                                           "tf": r.tf, "xfer_B": r.xfer,

@@ -58,10 +58,13 @@ def _gzip_file(src: Path) -> None:
 
 def total_line(text: str, test: str) -> dict[str, float] | None:
     """MB/Sec, Ops/Sec and mean latency (s) of the total line of ``test`` (put/get) in getput output:
-    the line of that test whose Proc column is the largest (the per-process lines come first)."""
+    the line of that test whose Proc column is the largest (the per-process lines come first); a leading
+    Rank column (getput's default, what CBT's getput output has) is skipped."""
     best = None
     for ln in text.splitlines():
         f = ln.split()
+        if len(f) >= 2 and f[0].isdigit() and f[1] == test:
+            f = f[1:]
         if len(f) >= 12 and f[0] == test and f[2].isdigit():
             row = {"procs": int(f[2]), "mib_s": float(f[6]), "ops": int(f[7]), "ops_s": float(f[8]),
                    "errs": int(f[9]), "lat_s": float(f[10])}
@@ -198,18 +201,25 @@ class RgwRunner:
                       "objects": sum(int(v.get("num_objects", 0)) for v in (st.get("usage") or {}).values())}
         return out
 
-    def one(self, run: rc.Run) -> dict[str, Any]:
-        doc, cl = self.doc, self.cl
+    def check_regime(self) -> None:
+        """Before a run: every Ceph daemon still running and every OSD thread under its IO limits (or the run
+        would not be in the campaign's regime: :class:`RgwError`, the run is redone)."""
+        cl = self.cl
         assert cl is not None, "set_up() first"
         dead = {k: p.returncode for k, p in cl.procs.items() if p.poll() is not None and k != RGW}
         if dead:
             raise RuntimeError(f"Ceph daemons exited {dead}; see {cl.dir}/log")
-        if self.throttle is not None:  # every OSD thread still under its IO limits, or the run is not the regime
+        if self.throttle is not None:
             from capture.ceph.throttle import ThrottleError
             try:
                 self.throttle.check_all(cl.pids())
             except ThrottleError as e:
                 raise RgwError(f"per-OSD IO limits lost: {e}") from None
+
+    def one(self, run: rc.Run) -> dict[str, Any]:
+        doc, cl = self.doc, self.cl
+        assert cl is not None, "set_up() first"
+        self.check_regime()
         a = rc.arm(doc, run.arm)
         ld = doc["load"]
         stage = self.root / rc.INPROGRESS / run.relpath
