@@ -65,16 +65,46 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     prof = _find_key(doc, "osd_mclock_profile")
     if prof is not None:
         ctx["profile"] = prof
-    rel = path.parent.relative_to(root)
-    ctx["run"] = str(rel) if path.parent != root else "."
-    # id-<hash> hashes the benchmark config: the same in every archive of one YAML, so the archive's own
-    # folder (the one holding results/, as a path below the ingested folder: two campaigns' `wpq/` archives
-    # ingested together stay apart) tells archives apart
-    parts = rel.parts
-    ctx["archive"] = "/".join(parts[:parts.index("results")]) if "results" in parts[1:] else \
-        (root.name if not parts or parts[0] == "results" else parts[0])
+    ctx.update(_cbt_place(path.parent, root))
     ctx["context_source"] = "cbt"
     return check_keys(ctx, path)
+
+
+def _cbt_place(d: Path, root: Path) -> dict[str, str]:
+    """``run`` (the folder below the root) and ``archive`` of a CBT id folder ``d``.  id-<hash> hashes the
+    benchmark config: the same in every archive of one YAML, so the archive's own folder (the one holding
+    results/, as a path below the ingested folder: two campaigns' `wpq/` archives ingested together stay
+    apart) tells archives apart."""
+    rel = d.relative_to(root)
+    parts = rel.parts
+    return {"run": str(rel) if d != root else ".",
+            "archive": "/".join(parts[:parts.index("results")]) if "results" in parts[1:] else
+            (root.name if not parts or parts[0] == "results" else parts[0])}
+
+
+_ITERATION, _CBT_ID = re.compile(r"\d{8}"), re.compile(r"id-[0-9a-f]+")
+#: getput's folders below CBT's id folder (cbt/benchmark/getput.py: ``osd_ra-%08d/op_size-%08d/procs-%08d/
+#: <test>/<ctype>``)
+_GETPUT_DIRS = (re.compile(r"osd_ra-(\d+)"), re.compile(r"op_size-(\d+)"), re.compile(r"procs-(\d+)"))
+
+
+def cbt_layout_context(d: Path, root: Path) -> dict[str, Any]:
+    """Run keys from a CBT archive's folder names, for a benchmark whose archive has no
+    ``benchmark_config.yaml``: CBT 9d6480f's ``Getput.run`` never calls ``Benchmark.run``, the only code that
+    writes it.  At ``results/<iteration>/id-<hash>``: ``repeat`` (the iteration), ``run`` and ``archive`` as
+    :func:`cbt_context` gives them; at getput's folder ``osd_ra-N/op_size-N/procs-N/<test>/<ctype>`` right
+    below an id folder: ``benchmark`` getput, ``osd_ra``, ``op_size``, ``procs`` and ``ctype`` (getput's
+    ``test`` stays in the reader's meta, as with a benchmark_config.yaml).  ``{}`` for any other folder."""
+    parts = d.relative_to(root).parts if d != root else ()
+    if len(parts) >= 3 and parts[-3] == "results" and _ITERATION.fullmatch(parts[-2]) and \
+            _CBT_ID.fullmatch(parts[-1]):
+        return check_keys({"repeat": int(parts[-2]), **_cbt_place(d, root), "context_source": "cbt"}, d)
+    if len(parts) >= 6 and _CBT_ID.fullmatch(parts[-6]):
+        ms = [rx.fullmatch(x) for rx, x in zip(_GETPUT_DIRS, parts[-5:-2])]
+        if all(ms):
+            return {"benchmark": "getput", "osd_ra": int(ms[0].group(1)), "op_size": int(ms[1].group(1)),
+                    "procs": int(ms[2].group(1)), "ctype": parts[-1]}
+    return {}
 
 
 #: run keys taken from ``run.json``'s ``osd_config.effective`` (what ``ceph config show osd.0`` said
@@ -200,14 +230,22 @@ class _Contexts:
             return self.cache[d]
         parent = {} if d == self.root or self.root not in d.parents else self.get(d.parent)
         ctx = dict(parent)
+        found = False
         for name, fn in (("benchmark_config.yaml", cbt_context), ("run.json", run_json_context)):
             p = next((q for q in [d / name] + [d / (name + suf) for suf in COMPRESSED_SUFFIXES
                                                 if name != "run.json"] if q.is_file()), None)
             if p is not None:
+                found = True
                 try:
                     ctx.update(fn(p, self.root))
                 except IngestError as e:
                     self.errors.append((p, e))
+        if not found:  # a CBT archive without benchmark_config.yaml (getput's): keys from its folder names;
+            try:       # what a config file above gave wins
+                layout = cbt_layout_context(d, self.root)
+                ctx.update(layout if "repeat" in layout else {k: v for k, v in layout.items() if k not in ctx})
+            except IngestError as e:
+                self.errors.append((d, e))
         if "cbt" == ctx.get("context_source"):  # the OSD's own settings, beside CBT's config or below it
             for p in sorted(d.glob(CBT_SETTINGS + "*")):
                 try:

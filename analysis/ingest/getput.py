@@ -195,9 +195,11 @@ def _seconds_of_day(s: pd.Series) -> np.ndarray:
 
 def _cbt_keys(path: Path) -> dict[str, Any] | None:
     """CBT's getput layout (cbt/benchmark/getput.py): ``…/osd_ra-%08d/op_size-%08d/procs-%08d/<test>/<ctype>/
-    output.gw<N>``; None for any other path."""
+    output.gw<N>``, in an archive ``output.gw<N>.<host>`` (CBT's ``sync_files`` copies each client's file
+    with its host appended), perhaps compressed (``.gz``); None for any other path."""
+    from .discovery import plain_name
     parts = path.parts
-    m = re.fullmatch(r"output\.gw(\d+)", path.name)
+    m = re.fullmatch(r"output\.gw(\d+)(?:\..+)?", plain_name(path.name))
     if m is None or len(parts) < 6:
         return None
     keys: dict[str, Any] = {}
