@@ -215,6 +215,21 @@ capture-rgw:
 	$(CAPTURE_PY) -m capture.rgw run $(RGW_CAMPAIGN) --out $(DATA)/rgw $(CAPTURE_ARGS)
 	-chown -R --reference=$(CURDIR) $(DATA)/rgw
 	@echo "capture-rgw: now refresh the manifest with make manifest (as the repository's owner)"
+# CBT's own getput benchmark (../shared/tools/cbt, unmodified) against the same radosgw, capture/rgw/getput-shim as
+# getput (capture/rgw/cbt.py): one CBT invocation per arm, the campaign's repeats as CBT's iterations →
+# $(DATA)/rgw/<campaign>/<arm>/results/… (CBT's archive, gzipped file by file) and harness/<arm>/.  Smoke: 1
+# iteration of 10 s into a temp dir (~4 min).  Run them alone on the machine.
+RGW_CBT_CAMPAIGN ?= capture/campaigns/rgw-cbt-2026.yaml
+.PHONY: capture-rgw-cbt-smoke capture-rgw-cbt
+capture-rgw-cbt-smoke:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rgw-cbt-smoke needs root: sudo make capture-rgw-cbt-smoke"; exit 1; }
+	out=$$(mktemp -d /tmp/cephqos-rgw-cbt-smoke.XXXXXX) && echo "capture-rgw-cbt-smoke: output in $$out" && \
+	  $(CAPTURE_PY) -m capture.rgw cbt capture/campaigns/rgw-cbt-smoke.yaml --out "$$out" $(CAPTURE_ARGS)
+capture-rgw-cbt:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-rgw-cbt needs root: sudo make capture-rgw-cbt"; exit 1; }
+	$(CAPTURE_PY) -m capture.rgw cbt $(RGW_CBT_CAMPAIGN) --out $(DATA)/rgw $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/rgw
+	@echo "capture-rgw-cbt: now refresh the manifest with make manifest (as the repository's owner)"
 
 # --- Ceph 18.2 (Reef) from Debian 13 in a debootstrap chroot beside the host's Pacific (issue 24) ---
 # Idempotent; prints the chroot's size and this build's time.  REEF_ROOT is where it lives.

@@ -113,7 +113,42 @@ def count_outputs(results: Path) -> dict[str, int]:
     return out
 
 
-class CbtRunner:
+class ArmStaging:
+    """Where one CBT invocation per arm is staged (``<root>/_inprogress/<arm>/{archive,harness}``, CBT's
+    ``tmp_dir`` beside it) and how a finished arm moves into place; ``root`` is the campaign's folder.  Shared by
+    :class:`CbtRunner` and :class:`capture.rgw.cbt.RgwCbtRunner`."""
+    root: Path
+
+    def stage(self, run: ArmRun) -> Path:
+        return self.root / INPROGRESS / run.arm
+
+    def cbt_tmp(self, run: ArmRun) -> Path:
+        return self.root / INPROGRESS / f"cbt-tmp-{run.arm}"
+
+    def finish(self, run: ArmRun, info: dict[str, Any]) -> Path:
+        """run.json and ``done`` (last) into the harness record; the archive, then the record, into place."""
+        stage = self.stage(run)
+        h = stage / HARNESS
+        (h / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
+        (h / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+        dest, hdest = self.root / run.arm, self.root / HARNESS / run.arm
+        for d in (dest, hdest):
+            if d.exists():  # an archive without its done record: an earlier sitting died between the moves
+                aside = self.root / "_superseded" / f"{d.name}-{time.strftime('%Y%m%dT%H%M%S')}"
+                aside.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(d, aside)
+        hdest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(stage / "archive", dest)
+        os.replace(h, hdest)
+        shutil.rmtree(stage, ignore_errors=True)
+        return dest
+
+    def discard(self, run: ArmRun) -> None:
+        shutil.rmtree(self.stage(run), ignore_errors=True)
+        shutil.rmtree(self.cbt_tmp(run), ignore_errors=True)
+
+
+class CbtRunner(ArmStaging):
     """Bring-up through :class:`capture.ceph.runner.Runner` (same cluster, limits and settings code as the
     QoS campaigns), one CBT invocation per arm."""
 
@@ -129,9 +164,6 @@ class CbtRunner:
     def bring_up(self) -> None:
         self.cbt_commit = ensure_cbt(self.log)
         self.runner.bring_up()
-
-    def stage(self, run: ArmRun) -> Path:
-        return self.root / INPROGRESS / run.arm
 
     def one(self, run: ArmRun) -> dict[str, Any]:
         from capture.ceph.config import arm_settings
@@ -165,7 +197,7 @@ class CbtRunner:
         info["pg_primaries"] = r.pg_primaries()
         conf = self.cl.conf_arg
         cfg = cc.cbt_config(self.doc, conf_file=conf, mon_addr=f"{cl.ip}:6789",
-                            tmp_dir=str(self.root / INPROGRESS / f"cbt-tmp-{run.arm}"),
+                            tmp_dir=str(self.cbt_tmp(run)),
                             iterations=self.iterations, image=client_target(self.doc))
         (harness / "cbt.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True))
         argv = ["/usr/bin/python3", str(CBT_DIR / "cbt.py"), "-a", str(archive), str(harness / "cbt.yaml")]
@@ -197,33 +229,10 @@ class CbtRunner:
         info["cpu"] = acct.result(list(cl.pids().values()))
         info["steal_flagged"] = info["cpu"]["steal_frac"] > r.steal_flag
         info["files_gzipped"] = gzip_tree(archive) + gzip_tree(harness)
-        shutil.rmtree(self.root / INPROGRESS / f"cbt-tmp-{run.arm}", ignore_errors=True)
+        shutil.rmtree(self.cbt_tmp(run), ignore_errors=True)
         info.update(cluster=r.cluster_facts, machine=machine_facts(), campaign_file=self.file.name,
                     duration_s=round(time.time() - t0, 1))
         return info
-
-    def finish(self, run: ArmRun, info: dict[str, Any]) -> Path:
-        """run.json and ``done`` (last) into the harness record; the archive, then the record, into place."""
-        stage = self.stage(run)
-        h = stage / HARNESS
-        (h / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
-        (h / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
-        dest, hdest = self.root / run.arm, self.root / HARNESS / run.arm
-        for d in (dest, hdest):
-            if d.exists():  # an archive without its done record: an earlier sitting died between the moves
-                aside = self.root / "_superseded" / f"{d.name}-{time.strftime('%Y%m%dT%H%M%S')}"
-                aside.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(d, aside)
-        hdest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(stage / "archive", dest)
-        os.replace(h, hdest)
-        shutil.rmtree(stage, ignore_errors=True)
-        return dest
-
-    def discard(self, run: ArmRun) -> None:
-        shutil.rmtree(self.stage(run), ignore_errors=True)
-        shutil.rmtree(self.root / INPROGRESS / f"cbt-tmp-{run.arm}", ignore_errors=True)
-
 
 def pilot_iterations(root: Path) -> tuple[int | None, list[str] | None, str]:
     """(iterations, arms, why) from ``<root>/pilot.json`` (``python -m analysis cbt-pilot``)."""

@@ -4,6 +4,9 @@
   pilot CAMPAIGN.yaml [--out DIR] [--repeats N]   the campaign's arms, N repeats (default 2), as
                                                   <campaign>-pilot; then the verdict (pilot-verdict.json)
   run CAMPAIGN.yaml [--out DIR] [--max-minutes M] bring up, do the runs not yet done, tear down
+  cbt CAMPAIGN.yaml [--out DIR]                   CBT's own getput benchmark, one CBT invocation per arm,
+                                                  the campaign's repeats as CBT's iterations (capture.rgw.cbt)
+  cbt-yaml CAMPAIGN.yaml [--arm NAME]             the YAML CBT is given for an arm (no cluster needed)
 
 Run it alone on the machine: each run measures the CPU used outside the benchmark and redoes a
 disturbed run.  Needs root (Ceph daemons, apt).
@@ -146,15 +149,31 @@ def _index_ops(rundir: Path) -> float | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m capture.rgw", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("plan", "pilot", "run"):
+    for name in ("plan", "pilot", "run", "cbt", "cbt-yaml"):
         p = sub.add_parser(name)
         p.add_argument("campaign", type=Path)
         p.add_argument("--out", type=Path, default=DEFAULT_OUT)
         p.add_argument("--max-minutes", type=float)
         p.add_argument("--repeats", type=int, default=2)
+        p.add_argument("--arm", help="cbt-yaml: the arm (default: the first)")
     a = ap.parse_args(argv)
     if a.cmd == "plan":
         return cmd_plan(a)
+    if a.cmd in ("cbt", "cbt-yaml"):
+        from . import cbt
+        try:
+            if a.cmd == "cbt":
+                return cbt.sitting(a.campaign, a.out, _log)
+            doc = cbt.load(a.campaign)
+            arm = rc.arm(doc, a.arm or doc["arms"][0]["name"])
+            import yaml
+            print(yaml.safe_dump(cbt.cbt_config(doc, arm, conf_file="<cluster conf>", mon_addr="<mon ip>:6789",
+                                                tmp_dir="<out>/_inprogress/cbt-tmp-" + arm["name"], port=7480),
+                                 sort_keys=True), end="")
+            return 0
+        except rc.CampaignError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     doc = rc.load(a.campaign)
     if a.cmd == "pilot":
         doc = pilot_doc(doc, a.repeats)
