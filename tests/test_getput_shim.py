@@ -207,6 +207,11 @@ def test_the_shipped_campaign_is_rgw_2026s_regime_and_gives_cbt_the_shim():
     c = cfg["cluster"]
     assert c["use_existing"] is True and c["is_teuthology"] is True and c["iterations"] == doc["repeats"]
     assert c["head"] == "localhost" and c["clients"] == ["localhost"] and c["conf_file"] == "/c/ceph.conf"
+    # iterations 1… need their getput run folder made beforehand: the path CBT 9d6480f's getput.py builds
+    # (the one named in the first campaign attempt's failure: "…/00000001/Getput/…/gw00.cred: cannot read it")
+    dirs = [str(d) for d in rcbt.getput_run_dirs(cfg, "/t")]
+    assert dirs == [f"/t/0000000{i}/Getput/osd_ra-00000000/op_size-04194304/procs-00000008/p/byproc"
+                    for i in range(1, doc["repeats"])]
 
 
 def test_cbts_permutation_would_turn_a_flat_auth_list_into_a_string():

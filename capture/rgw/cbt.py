@@ -35,6 +35,9 @@ CBT 9d6480f behaviours met here, each handled where it is met:
 * ``Getput.run`` does not call ``Benchmark.run``, so a getput archive has no ``benchmark_config.yaml``
   (ingest takes the keys from CBT's path layout instead);
 * ``is_teuthology: True`` (as :mod:`capture.cbt`): without it only the first iteration runs;
+* getput's run folder of an iteration after the first is never made (``Getput.initialize``, which makes
+  it, runs once per class), so its credential file and output cannot be written: the harness makes those
+  folders before CBT starts (:func:`getput_run_dirs`; found when the first 3-iteration run failed);
 * CBT reuses getput's container names in every iteration: iterations 2… PUT the same keys into the buckets
   iteration 1 filled (overwrites; radosgw's garbage collection of the old data waits 2 h by default).
 """
@@ -117,6 +120,19 @@ def cbt_config(doc: dict[str, Any], arm: dict[str, Any], *, conf_file: str, mon_
     return base({"cbt": {"benchmarks": {"getput": getput}}, "cluster": {"osds": doc["cluster"]["osds"]}},
                 conf_file=conf_file, mon_addr=mon_addr, tmp_dir=tmp_dir, iterations=int(doc["repeats"]),
                 image=("", ""))
+
+
+def getput_run_dirs(cfg: dict[str, Any], tmp_dir: str | Path) -> list[Path]:
+    """The run folders CBT 9d6480f's getput writes into (its ``gwNN.cred`` and ``output.gwN``) for the
+    iterations after the first: ``<tmp_dir>/<iteration>/Getput/osd_ra-…/op_size-…/procs-…/<test>/<ctype>``
+    (``benchmark/getput.py``).  CBT makes that folder only in ``Getput.initialize``, which ``cbt.py`` calls
+    once per benchmark class (iteration 0); a later iteration's ``echo … > <dir>/gw00.cred`` then fails and
+    getput runs without credentials.  The harness makes them before CBT starts."""
+    g = cfg["benchmarks"]["getput"]
+    iters = int(cfg["cluster"]["iterations"])
+    rel = (f"Getput/osd_ra-{int(g.get('osd_ra', 0)):08d}/op_size-{int(g['op_size']):08d}/"
+           f"procs-{int(g['procs']):08d}/{g.get('test', 'p')}/{g['ctype']}")
+    return [Path(tmp_dir) / f"{i:08d}" / rel for i in range(1, iters)]
 
 
 def archive_outputs(archive: Path, doc: dict[str, Any], arm: dict[str, Any]) -> list[Path]:
@@ -209,6 +225,9 @@ class RgwCbtRunner(ArmStaging):
         cfg = cbt_config(doc, arm, conf_file=cl.conf_arg, mon_addr=f"{cl.ip}:6789", tmp_dir=str(tmp),
                          port=rgw.port)
         (harness / "cbt.yaml").write_text(yaml.safe_dump(cfg, sort_keys=True))
+        info["run_dirs_made"] = [str(d.relative_to(tmp)) for d in getput_run_dirs(cfg, tmp)]
+        for d in getput_run_dirs(cfg, tmp):  # CBT makes only iteration 0's (getput_run_dirs)
+            d.mkdir(parents=True, exist_ok=True)
         argv = ["/usr/bin/python3", str(CBT_DIR / "cbt.py"), "-a", str(archive), str(harness / "cbt.yaml")]
         shim_log = harness / SHIM_LOG
         env = dict(os.environ, CEPH_CONF=cl.conf_arg, LC_ALL="C", **{"CEPHQOS_GETPUT_LOG": str(shim_log)})
