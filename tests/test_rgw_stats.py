@@ -91,3 +91,46 @@ def test_published_beside_measured_uses_the_diarys_hdd_rows():
     assert side.loc["shards-64", "diary MB/s"] == pytest.approx((602 + 557 + 563) / 3)
     assert side.loc["shards-1", "diary / rados"] == pytest.approx(220 / ((580 + 580 + 564) / 3))
     assert side.loc["shards-64", "ours / rados"] == pytest.approx(0.9)
+
+
+def test_cbt_runs_take_arm_and_iteration_from_cbts_archive_path():
+    pre = "rgw/rgw-cbt-t/"
+    rows = []
+    for it, bw in ((0, 8.0), (1, 9.0), (2, 10.0)):
+        src = f"{pre}cbt-bpp/results/{it:08d}/id-abc/osd_ra-00000000/op_size-04194304/procs-00000008/p/byproc/output.gw0.localhost.gz"
+        rows += [("getput", src, "put", "bw", bw * MIB, it), ("getput", src, "put", "lat_mean", 4.5e9, it),
+                 ("getput", src, "put", "errors", 0.0, it)]
+    rows.append(("getput", "rgw/rgw-2026/x/output.gw0.gz", "put", "bw", 99 * MIB, 0))  # not below the prefix
+    rows.append(("sysutil", f"{pre}harness/cbt-bpp/sysutil.jsonl.gz", "", "cpu_busy", 0.5, 0))
+    s = pd.DataFrame(rows, columns=["kind", "source", "job", "metric", "value", "repeat"])
+    cbt = rgw.cbt_runs(s, pre)
+    assert cbt["arm"].tolist() == ["cbt-bpp"] * 3 and cbt["repeat"].tolist() == [0, 1, 2]
+    assert cbt["put_mib_s"].tolist() == [8.0, 9.0, 10.0] and cbt["put_lat_ms"].tolist() == [4500.0] * 3
+    runs = pd.DataFrame({"arm": ["bucket-per-proc"] * 3 + ["shards-1"], "put_mib_s": [8.0, 9.0, 10.0, 1.0]})
+    r = rgw.cbt_vs_harness(cbt, runs, "bucket-per-proc").loc["CBT cbt-bpp"]
+    assert r["vs"] == "bucket-per-proc" and r["ratio"] == pytest.approx(1.0) and r["p"] == pytest.approx(1.0)
+    assert rgw.cbt_runs(s, "rgw/none/").empty
+
+
+def test_the_shipped_cbt_getput_archive_reads_as_three_iterations(tmp_path):
+    """The genuine CBT 9d6480f getput archive of data/raw/rgw/rgw-cbt-2026 (CBT → getput-shim → radosgw,
+    2026-11-27), ingested strictly: three iterations of 8 processes' 4 MiB PUTs.  The values are those getput's
+    total lines print (MB/Sec column = MiB/s), read with zcat in this test, not by the reader under test."""
+    import gzip
+    import re
+    from pathlib import Path
+    from analysis.ingest.walk import ingest
+    root = Path(__file__).resolve().parents[1] / "data" / "raw" / "rgw" / "rgw-cbt-2026"
+    res = ingest(root, progress=False)
+    assert res.failed == [] and set(res.files["status"]) <= {"ok", "context"}
+    s = res.summary.assign(source="rgw/rgw-cbt-2026/" + res.summary["source"].astype(str))
+    cbt = rgw.cbt_runs(s, "rgw/rgw-cbt-2026/")
+    assert cbt["arm"].tolist() == ["cbt-bucket-per-proc"] * 3 and cbt["repeat"].tolist() == [0, 1, 2]
+    printed = []
+    for f in sorted(root.glob("cbt-bucket-per-proc/results/*/id-*/*/*/*/p/byproc/output.gw0.localhost.gz")):
+        lines = gzip.decompress(f.read_bytes()).decode().splitlines()
+        head = next(ln.split() for ln in lines if "MB/Sec" in ln)
+        tot = [ln.split() for ln in lines if re.match(r"^\s*\d+\s+put\s", ln)][-1]
+        printed.append(float(tot[head.index("MB/Sec")]))
+    assert len(printed) == 3 and cbt["put_mib_s"].round(2).tolist() == printed
+    assert all(7.5 < v < 9.5 for v in printed)

@@ -79,6 +79,35 @@ def run_table(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) -> pd.
     return out.sort_values(keys).reset_index(drop=True)
 
 
+def cbt_runs(summary: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """CBT's own getput runs: the getput totals of a CBT archive whose ``source`` starts with ``prefix``
+    (``rgw/rgw-cbt-2026/``: ``<arm>/results/<iteration>/id-…/…/output.gw0.localhost.gz``), one row per
+    arm and CBT iteration (``repeat``): ``put_mib_s``, ``put_lat_ms``, ``put_errors``.  CBT's archive carries
+    no campaign or arm of ours, so both come from the path."""
+    cols = ["arm", "repeat", "put_mib_s", "put_lat_ms", "put_errors"]
+    src = summary["source"].astype(str)
+    s = summary[src.str.startswith(prefix) & (summary["kind"].astype(str) == "getput")
+                & (summary["job"].astype(str) == "put")]
+    if s.empty:
+        return pd.DataFrame(columns=cols)
+    arm = s["source"].astype(str).str.slice(len(prefix)).str.split("/", n=1).str[0]
+    w = (s.assign(arm=arm.to_numpy(), metric=s["metric"].astype(str), repeat=s["repeat"].astype(int))
+         .pivot_table(index=["arm", "repeat"], columns="metric", values="value", aggfunc="first"))
+    out = pd.DataFrame({"put_mib_s": w["bw"] / MIB, "put_lat_ms": w.get("lat_mean") / 1e6,
+                        "put_errors": w.get("errors")}).reset_index()
+    return out[cols].sort_values(["arm", "repeat"]).reset_index(drop=True)
+
+
+def cbt_vs_harness(cbt: pd.DataFrame, runs: pd.DataFrame, ref: str, metric: str = "put_mib_s",
+                   alpha: float = ALPHA) -> pd.DataFrame:
+    """Each CBT arm over our harness's arm ``ref`` on ``metric`` (:func:`log_ratio`): the same load through
+    CBT and through ``capture.rgw``."""
+    base = runs.loc[runs["arm"] == ref, metric].dropna().to_numpy()
+    rows = [{"arm": f"CBT {arm}", "vs": ref, **log_ratio(g[metric].dropna().to_numpy(), base, alpha)}
+            for arm, g in cbt.groupby("arm")]
+    return pd.DataFrame(rows).set_index("arm")
+
+
 def arm_table(runs: pd.DataFrame, metric: str = "put_mib_s") -> pd.DataFrame:
     """Per arm: runs, median, min, max, mean and SD of ``metric``."""
     g = runs.dropna(subset=[metric]).groupby("arm")[metric]
