@@ -8,7 +8,10 @@ by work outside the benchmark), ``finish(run, info) -> Path`` and ``discard(run)
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 ATTEMPTS = 3
@@ -61,3 +64,18 @@ def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: flo
             sitting["runs"].append({"run": run.relpath, "status": "done", **fields})
             log(f"  done → {dest}; {text}")
             break
+
+
+def write_record(root: Path, record: dict[str, Any]) -> Path:
+    """The sitting's record, ended now: ``root/sitting-<start of writing>.json`` (temp file, then rename:
+    a capture killed while writing leaves no half record for ingest to read as context)."""
+    record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    root.mkdir(parents=True, exist_ok=True)
+    dest = root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    tmp = root / f".{dest.name}.tmp-{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest

@@ -354,3 +354,21 @@ def test_do_runs_stops_between_blocks():
     finally:
         st.time.time = real
     assert r.done == ["x/a", "x/b"]  # block x finished, block y not started
+
+
+def test_sitting_record_is_written_whole_with_its_end_time(tmp_path):
+    """capture.sitting.write_record: one sitting-*.json with ``ended`` set, written through a temp file that
+    does not stay behind; a write that fails leaves no record and no temp file."""
+    import json
+    import pytest
+    from capture.sitting import write_record
+    root = tmp_path / "campaign"  # made if missing (a sitting that failed before any run)
+    p = write_record(root, {"started": "2026-11-27T06:04:16+0000", "runs": [{"run": "a", "status": "done"}]})
+    assert p.parent == root and p.name.startswith("sitting-") and p.suffix == ".json"
+    rec = json.loads(p.read_text())
+    assert rec["runs"] == [{"run": "a", "status": "done"}] and rec["ended"][:2] == "20"
+    assert sorted(x.name for x in root.iterdir()) == [p.name]
+    p.unlink()
+    with pytest.raises(TypeError):
+        write_record(root, {"bad": object()})  # not JSON: nothing written
+    assert list(root.iterdir()) == []

@@ -65,8 +65,23 @@ def test_log_ratio_is_welch_on_logs():
     assert r["lo"] < r["ratio"] < r["hi"]
     sd = np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
     assert r["d"] == pytest.approx((a.mean() - b.mean()) / sd)
-    assert r["repeats_needed"] >= 2
+    # the CI by Welch's formula written out here (df by Welch–Satterthwaite), not by scipy's object
+    la, lb = np.log(a), np.log(b)
+    va, vb = la.var(ddof=1) / 3, lb.var(ddof=1) / 3
+    df = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 2)
+    half = stats.t.ppf(0.975, df) * np.sqrt(va + vb)
+    assert (r["lo"], r["hi"]) == pytest.approx((np.exp(la.mean() - lb.mean() - half), np.exp(la.mean() - lb.mean() + half)))
+    from statsmodels.stats.power import TTestIndPower
+    def pw(n, d):
+        return TTestIndPower().power(effect_size=abs(d), nobs1=n, alpha=0.05, ratio=1.0)
+    n = r["repeats_needed"]  # the smallest n ≥ 2 reaching power 0.8 (here 2: d is large)
+    assert n >= 2 and pw(n, r["d"]) >= 0.8 and (n == 2 or pw(n - 1, r["d"]) < 0.8)
+    small = rgw.log_ratio(np.array([8.0, 9.0, 10.0, 8.5]), np.array([8.2, 9.4, 9.6, 8.0]))  # a small effect
+    m = small["repeats_needed"]
+    assert m > 20 and pw(m, small["d"]) >= 0.8 > pw(m - 1, small["d"])
     assert np.isnan(rgw.log_ratio(a[:1], b)["p"])
+    same = rgw.log_ratio(np.array([8.0, 8.0]), np.array([4.0, 4.0]))  # no spread: the ratio is exact
+    assert (same["ratio"], same["lo"], same["hi"], same["p"], same["repeats_needed"]) == pytest.approx((2.0, 2.0, 2.0, 0.0, 2.0))
 
 
 def test_claims_verdicts():

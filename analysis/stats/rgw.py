@@ -116,37 +116,33 @@ def arm_table(runs: pd.DataFrame, metric: str = "put_mib_s") -> pd.DataFrame:
 
 
 def log_ratio(a: np.ndarray, b: np.ndarray, alpha: float = ALPHA) -> dict[str, float]:
-    """``a`` over ``b`` as a ratio of geometric means, Welch's t on logs: ratio, CI, p, Cohen's d on the
-    raw values, and the repeats per arm for power 0.8 at that d (NaN with fewer than two runs a side)."""
+    """``a`` over ``b`` as a ratio of geometric means, Welch's t on logs (``scipy.stats.ttest_ind``,
+    ``equal_var=False``, its CI): ratio, CI, p, Cohen's d on the raw values, and the repeats per arm for
+    power 0.8 at that d (NaN with fewer than two runs a side)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     la, lb = np.log(a), np.log(b)
     out = {"n_a": len(a), "n_b": len(b), "ratio": float(np.exp(la.mean() - lb.mean()))}
     if len(a) < 2 or len(b) < 2:
         return {**out, "lo": np.nan, "hi": np.nan, "p": np.nan, "d": np.nan, "repeats_needed": np.nan}
-    va, vb = la.var(ddof=1) / len(a), lb.var(ddof=1) / len(b)
-    se = np.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 else np.inf
-    t = (la.mean() - lb.mean()) / se if se > 0 else np.inf
-    q = stats.t.ppf(1 - alpha / 2, df) if np.isfinite(df) else stats.norm.ppf(1 - alpha / 2)
     sd = np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
     d = (a.mean() - b.mean()) / sd if sd > 0 else np.inf
-    out.update(lo=float(np.exp(la.mean() - lb.mean() - q * se)), hi=float(np.exp(la.mean() - lb.mean() + q * se)),
-               p=float(2 * stats.t.sf(abs(t), df)) if np.isfinite(t) else 0.0, d=float(d),
-               repeats_needed=_n_per_arm(d, alpha))
-    return out
+    if la.var(ddof=1) + lb.var(ddof=1) == 0:  # no spread on either side: the ratio is exact
+        lo = hi = out["ratio"]
+        p = 0.0 if out["ratio"] != 1 else 1.0
+    else:
+        t = stats.ttest_ind(la, lb, equal_var=False)
+        ci = t.confidence_interval(1 - alpha)
+        lo, hi, p = float(np.exp(ci.low)), float(np.exp(ci.high)), float(t.pvalue)
+    return {**out, "lo": lo, "hi": hi, "p": p, "d": float(d), "repeats_needed": _n_per_arm(d, alpha)}
 
 
-def _n_per_arm(d: float, alpha: float = ALPHA, power: float = 0.8, max_n: int = 10_000) -> float:
-    """The smallest runs per arm (≥ 2) at which a two-sided two-sample t-test reaches ``power`` at effect
-    ``d`` (statsmodels' power, evaluated on 2..max_n: no root finder, so no convergence warning at large d)."""
-    from statsmodels.stats.power import TTestIndPower
+def _n_per_arm(d: float, alpha: float = ALPHA, power: float = 0.8) -> float:
+    """Runs per arm for a two-sided two-sample t-test to reach ``power`` at effect ``d``
+    (:func:`analysis.stats.consistency._n_per_arm`); 2 when d is infinite (no spread)."""
+    from .consistency import _n_per_arm as n_per_arm
     if not np.isfinite(d):
         return 2.0
-    if d == 0:
-        return np.nan
-    ns = np.arange(2, max_n + 1)
-    ok = np.flatnonzero(TTestIndPower().power(effect_size=abs(d), nobs1=ns, alpha=alpha, ratio=1.0) >= power)
-    return float(ns[ok[0]]) if len(ok) else np.nan
+    return float(n_per_arm(np.array([d]), alpha, power)[0])
 
 
 def contrasts(runs: pd.DataFrame, metric: str = "put_mib_s", ref: str = "shards-1",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import shutil
 import signal
@@ -27,7 +26,7 @@ from capture.ceph.__main__ import _freeze_campaign_file, _log
 from capture.ceph.cluster import ClusterError
 from capture.ceph.monitor import SysMon
 from capture.ceph.runner import compress_stage, machine_facts
-from capture.sitting import do_runs
+from capture.sitting import do_runs, write_record
 
 from . import campaign as bc
 from .cpu import OutsideCpu
@@ -190,8 +189,7 @@ def cmd_run(a) -> int:
         rc = 1
     finally:
         runner.close()
-        sitting["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(sitting, indent=1) + "\n")
+        write_record(root, sitting)  # sitting-*.json: the capture's record, context for ingest
         left = bc.remaining(root, runs)
         _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
     return rc

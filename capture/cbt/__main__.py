@@ -37,7 +37,7 @@ import yaml
 
 from capture.ceph.campaign import CampaignError
 from capture.ceph.cluster import ClusterError, ensure_packages, preflight, where
-from capture.sitting import do_runs
+from capture.sitting import do_runs, write_record
 
 from . import campaign as cc
 
@@ -283,8 +283,7 @@ def sitting(doc: dict[str, Any], campaign_file: Path, out: Path, arms: list[str]
         rc = 1
     finally:
         runner.runner.teardown()
-        record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(record, indent=1) + "\n")
+        write_record(root, record)  # sitting-*.json: the capture's record, context for ingest
         left = [a for a in arms if not is_done(root, a)]
         _log(f"{len(arms) - len(left)}/{len(arms)} arms done" + (f"; to do: {', '.join(left)}" if left else ""))
     return rc if rc else (0 if all(is_done(root, a) for a in arms) else 1)

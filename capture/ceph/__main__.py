@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from capture.sitting import do_runs
+from capture.sitting import do_runs, write_record
 
 from . import campaign as cp
 from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir, where
@@ -181,8 +181,7 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
         rc = 1
     finally:
         runner.teardown()
-        record["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(record, indent=1) + "\n")
+        write_record(root, record)  # sitting-*.json: the capture's record, context for ingest
         left = cp.remaining(root, runs)
         _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
     return rc

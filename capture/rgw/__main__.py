@@ -26,7 +26,7 @@ from typing import Any
 
 from capture.ceph.__main__ import _freeze_campaign_file, _log
 from capture.ceph.cluster import ClusterError
-from capture.sitting import do_runs
+from capture.sitting import do_runs, write_record
 
 from . import campaign as rc
 from .runner import RgwError, RgwRunner
@@ -74,9 +74,7 @@ def sitting(doc: dict[str, Any], root: Path, campaign_file: Path, max_minutes: f
                 errors=(RgwError, ClusterError, OSError), sitting=rec, summary=_summary)
     finally:
         runner.close()
-        rec["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        root.mkdir(parents=True, exist_ok=True)  # sitting-*.json: the capture's record, context for ingest
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(rec, indent=1) + "\n")
+        write_record(root, rec)  # sitting-*.json: the capture's record, context for ingest
     return 0
 
 

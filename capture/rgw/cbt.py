@@ -57,7 +57,7 @@ from typing import Any
 from capture.cbt.__main__ import CBT_DIR, HARNESS, INPROGRESS, ArmRun, ArmStaging, ensure_cbt, gzip_tree, is_done
 from capture.ceph.campaign import CampaignError
 from capture.ceph.cluster import ClusterError
-from capture.sitting import do_runs
+from capture.sitting import do_runs, write_record
 
 from . import campaign as rc
 from .runner import RgwError, RgwRunner, total_line
@@ -309,8 +309,7 @@ def sitting(campaign_file: Path, out: Path, log) -> int:
         rc_ = 130
     finally:
         runner.close()
-        rec["ended"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        (root / f"sitting-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(rec, indent=1) + "\n")
+        write_record(root, rec)  # sitting-*.json: the capture's record, context for ingest
         left = [a for a in arms if not is_done(root, a)]
         log(f"{len(arms) - len(left)}/{len(arms)} arms done" + (f"; to do: {', '.join(left)}" if left else ""))
     return rc_ if rc_ else (0 if not left else 1)
