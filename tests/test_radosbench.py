@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from analysis.ingest import _scan as _scan_c
 from analysis.ingest import radosbench as rb
 from analysis.ingest.base import IngestError, Parsed, SERIES_COLUMNS, SUMMARY_COLUMNS
 
@@ -778,3 +779,173 @@ def test_c_row_kernel_equals_the_exact_parser_on_every_real_row(threads, monkeyp
 def test_c_row_kernel_accepts_only_what_the_exact_parser_reads_the_same(row, accepted):
     ok, left = _kernel_vs_exact([row])
     assert ok == int(accepted), row
+
+
+# ---- the C line scanner (_cscan.c rados_count/rados_fill) against the numpy scanner it replaced -------
+# The reference below is radosbench._scan as it was before the line scan moved to C (git 10cb8f17):
+# newlines and candidates found with numpy over the whole buffer, rows through the row kernel.
+
+def _ref_newlines(buf: np.ndarray) -> np.ndarray:
+    """Byte offsets of every '\n' (in cache-sized pieces: faster than one pass here)."""
+    step = 1 << 18
+    if len(buf) <= step:
+        return np.flatnonzero(buf == 10)
+    parts = [np.flatnonzero(buf[s:s + step] == 10) + s for s in range(0, len(buf), step)]
+    return np.concatenate(parts)
+
+
+def _ref_scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int, e0: int) -> dict[str, Any]:
+    """Classify every line and parse the table rows, vectorised.
+
+    Returns rows (8, n) for the row-like lines (``rowline``: their 0-based line numbers), the
+    header / ``min lat`` line numbers, and ``other``: (start, end, line, kind) of the lines left to
+    Python — rb.K_OTHER (banner, summary, trailers, noise) and rb.K_BADROW (row-like but not parsed here:
+    Python parses it exactly or raises; ``rowpos`` maps its line to its column in rows)."""
+    n = len(buf)
+    nl = _ref_newlines(buf)
+    if n and (not len(nl) or nl[-1] != n - 1):
+        nl = np.append(nl, n)  # last line without '\n'
+    nlines = len(nl)
+    starts = np.empty(nlines, np.int64)
+    if nlines:
+        starts[0] = 0
+        starts[1:] = nl[:-1] + 1
+    ends = nl.copy()
+    if data.find(b"\r") >= 0:  # CRLF line ends
+        nz = ends > starts
+        cr = np.zeros(nlines, bool)
+        cr[nz] = buf[ends[nz] - 1] == 13
+        ends -= cr
+    last = max(n - 1, 0)
+    cs = starts
+    if P > 0:
+        okp = ((ends - starts) > P) & (buf[np.minimum(starts + P - 1, last)] == 32) \
+            & (buf[starts.clip(max=last)] - np.uint8(48) < 10) \
+            & (buf[np.minimum(starts + 4, last)] == 45)
+        cs = starts + P * okp
+    cl = ends - cs
+    if e0 > 0:  # the header's sec column ends at e0
+        # the first bytes of every line in one gather: column 0, column 4 ('-' of a date: a
+        # timestamped non-row line) and the last column of the sec field (a digit in every row)
+        k = max(e0, 5)
+        if n >= k:
+            inside = cs <= n - k  # the last few bytes of the file: left to Python
+            head = np.lib.stride_tricks.sliding_window_view(buf, k)[np.minimum(cs, n - k)]
+            c_first, c_4, c_last = head[:, 0], head[:, 4], head[:, e0 - 1]
+            cand = inside & (cl >= e0) & (c_last - np.uint8(48) < 10) & (c_4 != 45) \
+                & ((c_first == 32) | (c_first - np.uint8(48) < 10))
+        else:
+            cand = np.zeros(nlines, bool)
+    else:
+        cand = np.zeros(nlines, bool)
+    rest = np.flatnonzero(~cand)
+    # column headers: the first header's text (after the timestamp prefix)
+    T = len(tmpl)
+    hdr = np.zeros(0, np.int64)
+    if T:
+        h = rest[cl[rest] == T]
+        if len(h):
+            win = np.lib.stride_tricks.sliding_window_view(buf, T)
+            same = (win[cs[h]] == np.frombuffer(tmpl, np.uint8)).all(axis=1)
+            hdr = h[same]
+            if len(hdr):
+                keep = np.ones(len(rest), bool)
+                keep[np.searchsorted(rest, hdr)] = False
+                rest = rest[keep]
+    # periodic "min lat:" lines at the offset of the first one
+    ml = np.zeros(0, np.int64)
+    if ml_off >= 0 and len(rest):
+        r2 = rest[(ends[rest] - starts[rest]) >= ml_off + 8]
+        if len(r2):
+            win8 = np.lib.stride_tricks.sliding_window_view(buf, 8)
+            same = (win8[starts[r2] + ml_off] == np.frombuffer(b"min lat:", np.uint8)).all(axis=1)
+            ml = r2[same]
+            if len(ml):
+                keep = np.ones(len(rest), bool)
+                keep[np.searchsorted(rest, ml)] = False
+                rest = rest[keep]
+    # table rows: the C kernel parses every whitespace-separated row exactly; the rest (run-together
+    # values, exponents, nan, damage) goes to the exact Python parser, which parses it or raises
+    rowline = np.flatnonzero(cand)
+    rows, bad = _scan_c.rados_rows(buf, cs[rowline], cl[rowline])
+    pend = np.flatnonzero(bad)
+    pend_lines = rowline[pend]
+    other_lines = np.union1d(rest, pend_lines) if len(pend_lines) else rest
+    kinds = np.full(len(other_lines), rb.K_OTHER, np.int64)
+    if len(pend_lines):
+        kinds[np.isin(other_lines, pend_lines)] = rb.K_BADROW
+    other = np.stack([starts[other_lines], ends[other_lines], other_lines, kinds], axis=1) \
+        if len(other_lines) else np.zeros((0, 4), np.int64)
+    return {"rows": rows, "rowline": rowline, "hdr": hdr, "ml": ml, "other": other,
+            "rowpos": dict(zip(pend_lines.tolist(), pend.tolist())), "lines": nlines}
+
+
+def _same_scan(new: dict, ref: dict) -> None:
+    assert new["lines"] == ref["lines"]
+    assert new["rowline"].tolist() == ref["rowline"].tolist()
+    assert new["hdr"].tolist() == ref["hdr"].tolist() and new["ml"].tolist() == ref["ml"].tolist()
+    assert new["rowpos"] == ref["rowpos"]
+    assert new["other"].tolist() == ref["other"].tolist()
+    good = np.ones(new["rows"].shape[1], bool)
+    good[list(new["rowpos"].values())] = False  # rows left to Python: values filled in later
+    np.testing.assert_array_equal(new["rows"][:, good], ref["rows"][:, good])
+
+
+def _parse_both(monkeypatch, data: bytes) -> list[dict]:
+    """Parse ``data`` with the C scanner and check every _scan call against the reference."""
+    calls = []
+    real = rb._scan
+
+    def spy(*args):
+        new = real(*args)
+        _same_scan(new, _ref_scan(*args))
+        calls.append(new)
+        return new
+    monkeypatch.setattr(rb, "_scan", spy)
+    try:
+        rb.parse(Path("x.txt"), data)
+    except IngestError:
+        pass
+    return calls
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_c_line_scanner_equals_the_numpy_scanner_on_real_files(threads, monkeypatch):
+    from analysis.ingest import _scan
+    monkeypatch.setattr(_scan, "CHUNK_MIN_BYTES", 0)  # every file in newline-aligned chunks
+    monkeypatch.setattr(_scan, "THREADS", threads)
+    files = sorted(FIX.glob("*.txt")) + (sorted(CORPUS.glob("*/*.txt")) + sorted(CORPUS.glob("*/*.log"))
+                                         if CORPUS.exists() else [])
+    texts = [f.read_bytes() for f in files]
+    rows = 0
+    for data in texts + [t.replace(b"\n", b"\r\n") for t in texts[:3]] + [t.rstrip(b"\n") for t in texts[:3]]:
+        for res in _parse_both(monkeypatch, data):
+            rows += res["rows"].shape[1]
+    assert rows > 1000
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(src=st.integers(0, len(_SOURCES) - 1), muts=st.lists(_mutation, min_size=1, max_size=5),
+       threads=st.sampled_from([1, 2, 5]))
+def test_c_line_scanner_equals_the_numpy_scanner_on_damaged_files(src, muts, threads, monkeypatch):
+    from analysis.ingest import _scan
+    monkeypatch.setattr(_scan, "CHUNK_MIN_BYTES", 0)
+    monkeypatch.setattr(_scan, "THREADS", threads)
+    _parse_both(monkeypatch, _mutate(_SOURCES[src], muts))
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("ceph-16.2.15_seq_t16_5s_json.json", rb'"total_reads_made":"(\d+)"', b'"total_reads_made":"5e889"'),
+    ("ceph-16.2.15_write_4k_t16_8s.txt", rb"Total writes made:\s+(\d+)", b"Total writes made:      5e889"),
+])
+def test_a_count_that_overflows_is_an_error_with_its_line(name, old, new):
+    import re
+    data = (FIX / name).read_bytes()
+    m = re.search(old, data)
+    assert m is not None
+    bad = data[:m.start()] + new + data[m.end():]
+    with pytest.raises(IngestError) as ei:
+        rb.parse(Path(name), bad)
+    assert "expected a finite count" in str(ei.value)
+    assert ei.value.line == data[:m.start()].count(b"\n") + 1

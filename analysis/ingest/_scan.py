@@ -47,6 +47,10 @@ def _lib() -> ctypes.CDLL:
     lib.parse_fio_log.restype = _I64
     lib.parse_rados_rows.argtypes = [_P, _P, _P, _I64, _I64, _P, _P]
     lib.parse_rados_rows.restype = _I64
+    lib.rados_count.argtypes = [_P, _I64, _I64, _I64, _I64, _I64, _P]
+    lib.rados_count.restype = None
+    lib.rados_fill.argtypes = [_P, _I64, _I64, _I64, _I64, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _I64]
+    lib.rados_fill.restype = _I64
     return lib
 
 
@@ -79,6 +83,57 @@ def rados_rows(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray,
             with ThreadPoolExecutor(k) as ex:
                 list(ex.map(lambda i: part(cuts[i], cuts[i + 1]), range(k)))
     return out, bad.view(bool)
+
+
+@dataclass
+class RadosLines:
+    """A rados bench text's lines as ``rados_text`` classifies them.
+
+    ``rows`` (8, n) float64 holds the table-row candidates in canonical units (``rowline``: their
+    0-based line numbers); where ``bad`` is set the C kernel left the row to Python and columns 0 and 1
+    hold its line's start and end byte offsets instead of values.  ``other`` (4, m) int64: start,
+    content start (after a timestamp prefix), end (before ``'\\r'``), line number of every other line."""
+    rows: np.ndarray
+    rowline: np.ndarray
+    bad: np.ndarray
+    other: np.ndarray
+    lines: int
+
+
+def rados_text(buf: np.ndarray, P: int, e0: int, threads: int | None = None) -> RadosLines:
+    """Every line of a rados bench text in two C passes (``rados_count``, ``rados_fill`` in
+    ``_cscan.c``) over newline-aligned chunks, one thread each (a file over ``CHUNK_MIN_BYTES``): count
+    lines and row candidates, then parse the candidates into one table and list the other lines.
+    ``P``: timestamp prefix width (0: none); ``e0``: end column of the header's sec field (0: no
+    header, no rows)."""
+    n = len(buf)
+    buf = np.ascontiguousarray(buf)
+    lib = _lib()
+    k = threads or THREADS or min(os.cpu_count() or 1, 8)
+    parts = _chunks(buf, k if n > CHUNK_MIN_BYTES else 1) if n else []
+    counts = np.zeros((len(parts), 2), np.int64)
+
+    def run(jobs: list, fn: Callable) -> list:
+        if len(jobs) <= 1:
+            return [fn(j) for j in jobs]
+        with ThreadPoolExecutor(len(jobs)) as ex:
+            return list(ex.map(fn, jobs))
+
+    run(list(range(len(parts))), lambda i: lib.rados_count(buf.ctypes.data, n, parts[i][0], parts[i][1], P, e0,
+                                                           counts[i].ctypes.data))
+    lines0 = np.concatenate([[0], np.cumsum(counts[:, 0])])
+    rows0 = np.concatenate([[0], np.cumsum(counts[:, 1])])
+    nrows = int(rows0[-1])
+    noth = int(lines0[-1]) - nrows
+    out = np.empty((8, nrows), np.float64)
+    rowline = np.empty(nrows, np.int64)
+    bad = np.empty(nrows, np.uint8)
+    oth = np.empty((4, noth), np.int64)
+    oth0 = lines0[:-1] - rows0[:-1]
+    run(list(range(len(parts))), lambda i: lib.rados_fill(
+        buf.ctypes.data, n, parts[i][0], parts[i][1], P, e0, int(lines0[i]), out.ctypes.data, nrows,
+        int(rows0[i]), rowline.ctypes.data, bad.ctypes.data, oth.ctypes.data, noth, int(oth0[i])))
+    return RadosLines(out, rowline, bad.view(bool), oth, int(lines0[-1]))
 
 
 def _call(fn, *args) -> tuple[int, int, int]:
@@ -121,21 +176,33 @@ def _chunks(buf: np.ndarray, n: int) -> list[tuple[int, int]]:
     return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1) if bounds[i + 1] > bounds[i]]
 
 
-def _over_file(path: Path, data: bytes | None, fn: Callable[[np.ndarray], T]) -> T:
-    """``fn(buf)`` over the file's bytes: ``data`` if given, a read for a file under
-    ``CHUNK_MIN_BYTES``, else a read-only memory map."""
+def _u8(data) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def over_file(path: Path, fn: Callable[[bytes | mmap.mmap], T]) -> T:
+    """``fn(data)`` over the file's bytes as ``bytes`` (a file under ``CHUNK_MIN_BYTES``) or a
+    read-only ``mmap`` (``find``, ``rfind``, slices, ``re`` and ``np.frombuffer`` work on both), which
+    saves a large text the copy into a fresh ``bytes`` object."""
+    return _over_file(path, None, fn, view=lambda d: d)
+
+
+def _over_file(path: Path, data: bytes | None, fn: Callable[[np.ndarray], T],
+               view: Callable = _u8) -> T:
+    """``fn(view(data))`` over the file's bytes (``view``: a uint8 array by default): ``data`` if
+    given, a read for a file under ``CHUNK_MIN_BYTES``, else a read-only memory map."""
     if data is not None:
-        return fn(np.frombuffer(data, dtype=np.uint8))
+        return fn(view(data))
     size = os.path.getsize(path)
     if size == 0 or size < CHUNK_MIN_BYTES:  # small: one read, no mapping a stray view could pin
         with open(path, "rb") as f:
-            return fn(np.frombuffer(f.read(), dtype=np.uint8))
+            return fn(view(f.read()))
     err: IngestError | None = None
     # MAP_POPULATE (Linux) maps the cached pages in one go instead of one page fault per 4 KiB
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ)
         try:
-            buf = np.frombuffer(mm, dtype=np.uint8)
+            buf = view(mm)
             try:
                 return fn(buf)
             except IngestError as e:  # re-raised below, after the map is released

@@ -70,10 +70,10 @@ are skipped and counted in ``meta["skipped_lines"]``.  A line that starts like a
 (optional timestamp, spaces, an integer, whitespace) must parse as one, else ``IngestError`` with
 its line number; so must a summary line's value.  ``partial`` is True for a table without a summary.
 
-Speed (no Python loop over table rows): newlines are found on the byte buffer; lines are classified
-by a few gathered bytes (row, column header, ``min lat`` line, other); the rows go to one C loop
-(``parse_rados_rows`` in ``_cscan.c``) that splits each at whitespace and computes every value with the
-same single rounding as the exact parser.  Rows it does not take (run-together values, exponents,
+Speed (no Python loop over table rows): one C pass over the bytes (``rados_fill`` in ``_cscan.c``)
+splits the lines, takes a line as a table row by a few of its bytes and parses it (split at whitespace,
+every value computed with the same single rounding as the exact parser); the few other lines are
+sorted into column headers and ``min lat`` lines by gathered bytes.  Rows it does not take (run-together values, exponents,
 ``nan``, damage) go to the exact Python parser (``_slow_row``), as do the few non-table lines;
 ``tests/test_radosbench.py`` holds the two to equal values on every real row.
 """
@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -95,6 +96,8 @@ from .base import (IngestError, Parsed, SERIES_COLUMNS, cat, empty_frame, line_o
                    summary_frame, tidy_frame)
 
 KIND = "rados-bench"
+#: parse(path, None) reads the file itself (memory-mapped when large): detect.read passes no bytes
+STREAMING = True
 TOOL = "rados bench"
 
 MIB = 1048576
@@ -173,99 +176,52 @@ P10 = np.array([10.0 ** k for k in range(23)])
 K_OTHER, K_BADROW = 3, 4
 
 
-def _newlines(buf: np.ndarray) -> np.ndarray:
-    """Byte offsets of every '\n' (in cache-sized pieces: faster than one pass here)."""
-    step = 1 << 18
-    if len(buf) <= step:
-        return np.flatnonzero(buf == 10)
-    parts = [np.flatnonzero(buf[s:s + step] == 10) + s for s in range(0, len(buf), step)]
-    return np.concatenate(parts)
-
-
 def _scan(data: bytes, buf: np.ndarray, P: int, tmpl: bytes, ml_off: int, e0: int) -> dict[str, Any]:
     """Classify every line and parse the table rows, vectorised.
 
-    Returns rows (8, n) for the row-like lines (``rowline``: their 0-based line numbers), the
-    header / ``min lat`` line numbers, and ``other``: (start, end, line, kind) of the lines left to
-    Python — K_OTHER (banner, summary, trailers, noise) and K_BADROW (row-like but not parsed here:
+    The C line scanner (``_scan.rados_text``) splits the lines, takes a line as a table-row candidate by
+    a few of its bytes (content start after a ``P``-byte timestamp prefix; byte 0 a space or digit, byte
+    4 not ``-``, byte ``e0-1`` a digit) and parses the candidates.  Here the other lines are sorted
+    into column headers (the first header's text ``tmpl`` after the prefix) and periodic ``min lat:``
+    lines (at byte ``ml_off``, as the first one).
+
+    Returns rows (8, n) for the candidates (``rowline``: their 0-based line numbers), the header /
+    ``min lat`` line numbers, and ``other``: (start, end, line, kind) of the lines left to Python —
+    K_OTHER (banner, summary, trailers, noise) and K_BADROW (a candidate the C kernel did not take:
     Python parses it exactly or raises; ``rowpos`` maps its line to its column in rows)."""
-    n = len(buf)
-    nl = _newlines(buf)
-    if n and (not len(nl) or nl[-1] != n - 1):
-        nl = np.append(nl, n)  # last line without '\n'
-    nlines = len(nl)
-    starts = np.empty(nlines, np.int64)
-    if nlines:
-        starts[0] = 0
-        starts[1:] = nl[:-1] + 1
-    ends = nl.copy()
-    if data.find(b"\r") >= 0:  # CRLF line ends
-        nz = ends > starts
-        cr = np.zeros(nlines, bool)
-        cr[nz] = buf[ends[nz] - 1] == 13
-        ends -= cr
-    last = max(n - 1, 0)
-    cs = starts
-    if P > 0:
-        okp = ((ends - starts) > P) & (buf[np.minimum(starts + P - 1, last)] == 32) \
-            & (buf[starts.clip(max=last)] - np.uint8(48) < 10) \
-            & (buf[np.minimum(starts + 4, last)] == 45)
-        cs = starts + P * okp
-    cl = ends - cs
-    if e0 > 0:  # the header's sec column ends at e0
-        # the first bytes of every line in one gather: column 0, column 4 ('-' of a date: a
-        # timestamped non-row line) and the last column of the sec field (a digit in every row)
-        k = max(e0, 5)
-        if n >= k:
-            inside = cs <= n - k  # the last few bytes of the file: left to Python
-            head = np.lib.stride_tricks.sliding_window_view(buf, k)[np.minimum(cs, n - k)]
-            c_first, c_4, c_last = head[:, 0], head[:, 4], head[:, e0 - 1]
-            cand = inside & (cl >= e0) & (c_last - np.uint8(48) < 10) & (c_4 != 45) \
-                & ((c_first == 32) | (c_first - np.uint8(48) < 10))
-        else:
-            cand = np.zeros(nlines, bool)
-    else:
-        cand = np.zeros(nlines, bool)
-    rest = np.flatnonzero(~cand)
-    # column headers: the first header's text (after the timestamp prefix)
-    T = len(tmpl)
+    L = _scan_c.rados_text(buf, P, e0)
+    rows, rowline = L.rows, L.rowline
+    o_start, o_cs, o_end, o_line = L.other
+    keep = np.ones(len(o_line), bool)
     hdr = np.zeros(0, np.int64)
+    T = len(tmpl)
     if T:
-        h = rest[cl[rest] == T]
+        h = np.flatnonzero((o_end - o_cs) == T)
         if len(h):
             win = np.lib.stride_tricks.sliding_window_view(buf, T)
-            same = (win[cs[h]] == np.frombuffer(tmpl, np.uint8)).all(axis=1)
-            hdr = h[same]
-            if len(hdr):
-                keep = np.ones(len(rest), bool)
-                keep[np.searchsorted(rest, hdr)] = False
-                rest = rest[keep]
-    # periodic "min lat:" lines at the offset of the first one
+            h = h[(win[o_cs[h]] == np.frombuffer(tmpl, np.uint8)).all(axis=1)]
+            keep[h] = False
+            hdr = o_line[h]
     ml = np.zeros(0, np.int64)
-    if ml_off >= 0 and len(rest):
-        r2 = rest[(ends[rest] - starts[rest]) >= ml_off + 8]
+    if ml_off >= 0:
+        r2 = np.flatnonzero(keep & ((o_end - o_start) >= ml_off + 8))
         if len(r2):
             win8 = np.lib.stride_tricks.sliding_window_view(buf, 8)
-            same = (win8[starts[r2] + ml_off] == np.frombuffer(b"min lat:", np.uint8)).all(axis=1)
-            ml = r2[same]
-            if len(ml):
-                keep = np.ones(len(rest), bool)
-                keep[np.searchsorted(rest, ml)] = False
-                rest = rest[keep]
-    # table rows: the C kernel parses every whitespace-separated row exactly; the rest (run-together
-    # values, exponents, nan, damage) goes to the exact Python parser, which parses it or raises
-    rowline = np.flatnonzero(cand)
-    rows, bad = _scan_c.rados_rows(buf, cs[rowline], cl[rowline])
-    pend = np.flatnonzero(bad)
+            r2 = r2[(win8[o_start[r2] + ml_off] == np.frombuffer(b"min lat:", np.uint8)).all(axis=1)]
+            keep[r2] = False
+            ml = o_line[r2]
+    pend = np.flatnonzero(L.bad)
     pend_lines = rowline[pend]
-    other_lines = np.union1d(rest, pend_lines) if len(pend_lines) else rest
-    kinds = np.full(len(other_lines), K_OTHER, np.int64)
-    if len(pend_lines):
-        kinds[np.isin(other_lines, pend_lines)] = K_BADROW
-    other = np.stack([starts[other_lines], ends[other_lines], other_lines, kinds], axis=1) \
-        if len(other_lines) else np.zeros((0, 4), np.int64)
+    rest = np.flatnonzero(keep)
+    other = np.stack([
+        np.concatenate([o_start[rest], rows[0, pend].astype(np.int64)]),
+        np.concatenate([o_end[rest], rows[1, pend].astype(np.int64)]),
+        np.concatenate([o_line[rest], pend_lines]),
+        np.concatenate([np.full(len(rest), K_OTHER, np.int64), np.full(len(pend), K_BADROW, np.int64)]),
+    ], axis=1)
+    other = other[np.argsort(other[:, 2], kind="stable")]
     return {"rows": rows, "rowline": rowline, "hdr": hdr, "ml": ml, "other": other,
-            "rowpos": dict(zip(pend_lines.tolist(), pend.tolist())), "lines": nlines}
+            "rowpos": dict(zip(pend_lines.tolist(), pend.tolist())), "lines": L.lines}
 
 
 # ------------------------------------------------------------------------------------- detection
@@ -377,17 +333,22 @@ def _decode(b: bytes) -> str:
 
 # ------------------------------------------------------------------------------------------- parse
 def parse(path: str | Path, data: bytes | None) -> Parsed:
-    """Parse one ``rados bench`` stdout (text or ``--format json``).  Raises ``IngestError``."""
+    """Parse one ``rados bench`` stdout (text or ``--format json``); ``data`` None: the file, read
+    (memory-mapped when large) here.  Raises ``IngestError``."""
     path = Path(path)
     if data is None:
-        data = path.read_bytes()
-    data = bytes(data) if not isinstance(data, bytes) else data
+        return _scan_c.over_file(path, lambda d: _parse(path, d))
+    return _parse(path, bytes(data) if not isinstance(data, bytes) else data)
+
+
+def _parse(path: Path, data: bytes | mmap.mmap) -> Parsed:
+    """``parse`` over the bytes, or a read-only map of them (slices, ``find``, ``re`` only)."""
     if re.search(rb"\S", data[:1 << 16]) is None and re.search(rb"\S", data) is None:
         raise _err(path, "empty file: expected rados bench output (a table or a summary)", 1)
     nul = data.find(b"\x00")
     if nul >= 0:
         raise IngestError(path, "binary data (NUL byte): expected rados bench text output",
-                          line=line_of_offset(data, nul))
+                          line=line_of_offset(data[:nul], nul))
     # JSON?  optional "hints = N" lines, then '{'
     head = data[:1 << 16].lstrip()
     while head.startswith(b"hints"):
@@ -396,7 +357,7 @@ def parse(path: str | Path, data: bytes | None) -> Parsed:
             break
         head = head[nl + 1:].lstrip()
     if head.startswith(b"{"):
-        return _parse_json(path, data)
+        return _parse_json(path, bytes(data))
     return _parse_text(path, data)
 
 
@@ -503,6 +464,8 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
                 raise _err(path, f"summary line '{key}': expected a number, got {v[:40]!r}",
                            lineno) from None
             metric, ukind = _SUMMARY_KEYS[key]
+            if ukind in ("count", "B") and not math.isfinite(float(d)):
+                raise _err(path, f"summary line '{key}': expected a finite count, got {v[:40]!r}", lineno)
             if metric in summary and summary[metric][1] != key:
                 raise _err(path, f"summary line '{key}': both '{summary[metric][1]}' and '{key}' "
                                  "printed", lineno)
@@ -628,7 +591,7 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
         "table": bool(nrows), "table_rows": int(nrows), "header_lines": len(all_hdr),
         "periodic_lat_lines": int(ml_count),
         "skipped_lines": len(skipped), "skipped_line_numbers": skipped[:20],
-        "no_final_newline": not data.endswith(b"\n"),
+        "no_final_newline": data[-1:] != b"\n",
     })
     if last_minlat is not None:
         mm = last_minlat[1]
@@ -721,7 +684,7 @@ def _mode(banner, summary, iops_no_colon, summary_labels_s, s_variant, hints,
     if "iops" in summary and iops_no_colon:
         return "seq", "'Average IOPS' without colon (seq_read_bench)"
     # table only: a write run prints its banner before the table
-    stripped = data.lstrip()
+    stripped = data[:1 << 16].lstrip()
     if hints is not None and re.match(rb"hints = \d+\s*\n(?:\S+ )?\s*sec\s+Cur ops", stripped):
         return "read", "no write banner between 'hints = N' and the table (seq or rand)"
     return None, "neither a write banner nor a summary: mode unknown"
@@ -934,6 +897,8 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
         except ValueError:
             raise _err(path, f"JSON '{key}': expected a number, got {v[:40]!r}",
                        line_of_key(key)) from None
+        if ukind in ("count", "B") and not math.isfinite(float(d)):
+            raise _err(path, f"JSON '{key}': expected a finite count, got {v[:40]!r}", line_of_key(key))
         summary[metric] = (d, key)
     if dropped:
         meta["dropped"] = dropped
