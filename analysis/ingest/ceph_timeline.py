@@ -391,23 +391,26 @@ def _pg_columns(path: Path, fields: list[str], samples: list[tuple], fast: bool 
 def _pg_table(path: Path, fields: list[str], pools: dict[str, str],
               samples: list[tuple], fast: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
     """All PG rows of all samples, long: ``sample`` (index into the time-sorted sample times), ``pool``,
-    ``pgid``, flag counts (0/1) and the numeric pg_fields; returns (table, sample times)."""
+    ``pgid`` (categoricals; pools sorted by name), flag counts (0/1) and the numeric pg_fields; returns
+    (table, sample times)."""
     ts = np.array([s[0] for s in samples], dtype=np.float64)
     order = np.argsort(ts, kind="stable")
     rank = np.empty(len(ts), dtype=np.int64)
     rank[order] = np.arange(len(ts))
     c = _pg_columns(path, fields, samples, fast)
-    pgids = np.array(c.pgids, dtype=object)
-    pool_of = np.array([pools.get(p, p) for p in (g.partition(".")[0] for g in c.pgids)], dtype=object)
-    t = pd.DataFrame({"sample": rank[np.repeat(np.arange(len(ts)), c.n_per)],
-                      "pool": pd.array(pool_of[c.pgid_codes], dtype=str),
-                      "pgid": pd.array(pgids[c.pgid_codes], dtype=str), "pgs": 1})
+    # pool and pgid as categoricals over the distinct names (a few hundred per file, not a string per row)
+    pool_names, pool_of_pgid = np.unique(np.array([pools.get(p, p) for p in (g.partition(".")[0] for g in c.pgids)],
+                                                  dtype=object).astype(str), return_inverse=True)
+    n = len(c.pgid_codes)
+    cols: dict[str, Any] = {"sample": rank[np.repeat(np.arange(len(ts)), c.n_per)],
+                            "pool": cat(pool_of_pgid[c.pgid_codes] if len(c.pgids) else c.pgid_codes,
+                                        pool_names.tolist()),
+                            "pgid": cat(c.pgid_codes, c.pgids), "pgs": np.ones(n, dtype=np.int64)}
     flagsets = [frozenset(s.split("+")) for s in c.states]
     for metric, pred in _FLAGS.items():
-        t[metric] = np.array([pred(f) for f in flagsets] or [False], dtype=np.int64)[c.state_codes]
-    for f, v in c.numbers.items():
-        t[f] = v
-    return t, ts[order]
+        cols[metric] = np.array([pred(f) for f in flagsets] or [False], dtype=np.int64)[c.state_codes]
+    cols.update(c.numbers)
+    return pd.DataFrame(cols), ts[order]
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -528,6 +531,7 @@ def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: st
         return empty_frame(SERIES_COLUMNS)
     vals = per_pool[[m for m, _ in metrics]].to_numpy(np.float64)
     pool_codes, pool_names = pd.factorize(per_pool.index.get_level_values("pool"))
+    pool_names = np.asarray(pool_names, dtype=object)
     sample = per_pool.index.get_level_values("sample").to_numpy()
     keep = np.ones(vals.shape, dtype=bool)
     for j, (m, _) in enumerate(metrics):
@@ -569,6 +573,7 @@ def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.Dat
     objects = float(g["objects"].iloc[i]) if "objects" in g else None
     nbytes = float(g["bytes"].iloc[i]) if "bytes" in g else None
     mine = tab[tab["pool"] == pool]
+    mine = mine.assign(pgid=mine["pgid"].astype(object))  # plain names: indexes below mix with the events'
     pg_set = pd.Index(mine.loc[mine["sample"] == mine["sample"].max(), "pgid"].unique())
     # per PG: first completion at/after the request, from the cluster log, else from the stamps
     is_done = ev["event"].map(lambda x: _DEEP_DONE.match(x) is not None).astype(bool)

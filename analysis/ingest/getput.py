@@ -90,10 +90,15 @@ _MIXED_PART = re.compile(r"[pg]\d+")
 def sniff(head: bytes) -> bool:
     """A getput header line in the head, or (``--nohead``) a first non-blank line that is a whole result line."""
     text = head.decode("latin-1")
-    if any(RE_HEADER.match(ln) for ln in text.splitlines()[:200]):
+    if "Clts" in text and any(RE_HEADER.match(ln) for ln in text.splitlines()[:200]):
         return True
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    return RE_FULL.match(first) is not None
+    rest = text.lstrip()  # the first non-blank line, without splitting the whole head into lines
+    brk = _LINE_BREAK.search(rest)
+    return RE_FULL.match(rest[:brk.start()] if brk else rest) is not None
+
+
+#: what str.splitlines() splits a latin-1 text at
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85]")
 
 
 def size_from_kmg(text: str) -> int:

@@ -233,9 +233,15 @@ _SNIFF = (
 )
 
 
+#: a literal each of the _SNIFF patterns contains
+_SNIFF_LITERALS = (b"concurrent writes", b"Cur ops", b"Total time run:", b'"')
+
+
 def sniff(head: bytes) -> bool:
     """True when ``head`` (the first 64 KiB) looks like ``rados bench`` output (text or JSON)."""
     if not head or b"fio version" in head:  # a NUL byte in the text: parse fails with its line
+        return False
+    if not any(k in head for k in _SNIFF_LITERALS):  # what each pattern below needs: a fast no
         return False
     if any(p.search(head) for p in _SNIFF[:3]):
         return True
