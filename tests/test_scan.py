@@ -153,3 +153,26 @@ def test_build_is_named_by_source_hash_and_rebuilt_when_source_changes(tmp_path,
         assert not list((tmp_path / "_build").glob(".*"))  # no temp file left behind
     finally:
         _native.load.cache_clear()
+
+
+@pytest.mark.parametrize("head, want", [
+    (b"1000, 512, 0, 4096\n2000, 480, 1, 4096\n", (b"1000", b"512", b"0", b"4096")),
+    (b"\n\n  1,2 ,\t3,4  \r\n", (b"1", b"2", b"3", b"4")),
+    (b"1000, 5 12, 0, 4096\n", None),          # a blank inside a number
+    (b"1000, 512, 0, 4096x\n", None),
+    (b'{"fio version": "fio-3.33"}\n', None),
+    (b"\n" * 9 + b"1,2,3,4\n", None),           # only the first 8 lines are looked at
+])
+def test_first_line_fields_and_its_one_entry_cache(head, want):
+    from analysis.ingest._scan import first_line_fields
+    assert first_line_fields(head) == want
+    assert first_line_fields(bytes(bytearray(head))) == want  # an equal head: the kept answer
+    assert first_line_fields(b"7,8,9,10\n") == (b"7", b"8", b"9", b"10")  # a different head: not the kept one
+    assert first_line_fields(head) == want
+
+
+def test_first_line_fields_of_a_histogram_log_line():
+    from analysis.ingest._scan import first_line_fields
+    line = b"1000, 0, 4096, " + b", ".join(str(i % 7).encode() for i in range(1856)) + b"\n"
+    got = first_line_fields(line)
+    assert len(got) == 1859 and got[:4] == (b"1000", b"0", b"4096", b"0") and got[-1] == str(1855 % 7).encode()

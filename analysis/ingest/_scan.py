@@ -148,16 +148,33 @@ def _call(fn, *args) -> tuple[int, int, int]:
 _INT_FIELDS = re.compile(rb"[ \t]*-?[0-9]+[ \t]*(?:,[ \t]*-?[0-9]+[ \t]*)*")
 
 
-def first_line_fields(head: bytes) -> list[bytes] | None:
-    """Comma-separated fields of the first non-blank line of ``head`` if all are integers, else None."""
+def first_line_fields(head: bytes) -> tuple[bytes, ...] | None:
+    """Comma-separated fields of the first non-blank line of ``head`` if all are integers, else None.
+
+    The last answer is kept: detection and then the reader ask about the same head (a histogram log's
+    line has 1,856 fields)."""
+    global _LAST_FIELDS
+    last = _LAST_FIELDS
+    if last[0] is not None and last[0] == head:
+        return last[1]
+    out = _first_line_fields(head)
+    _LAST_FIELDS = (head, out)  # one rebinding: threads see either pair whole
+    return out
+
+
+_LAST_FIELDS: tuple[bytes | None, tuple[bytes, ...] | None] = (None, None)
+
+
+def _first_line_fields(head: bytes) -> tuple[bytes, ...] | None:
     for line in head.split(b"\n", 8)[:8]:
         line = line.strip()
         if not line:
             continue
         if _INT_FIELDS.fullmatch(line) is None:
             return None
-        parts = line.split(b",")
-        return [p.strip() for p in parts] if b" " in line or b"\t" in line else parts
+        if b" " in line or b"\t" in line:  # blanks only around the commas (the grammar above)
+            line = line.replace(b" ", b"").replace(b"\t", b"")
+        return tuple(line.split(b","))
     return None
 
 

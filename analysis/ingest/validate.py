@@ -90,27 +90,44 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
                    + f": expected a finite number ({int(bad.sum())} such rows)")
     mcodes, names = _codes(frame["metric"])
     ucodes, units = _codes(frame["unit"])
-    cap = np.array([MAGNITUDE.get(u, MAGNITUDE[None]) for u in units] + [MAGNITUDE[None]])[ucodes]
+    caps, rules = _rule_masks(kind, tuple(names), tuple(units))
+    cap = caps[ucodes]
     huge = np.isfinite(v) & (np.abs(v) >= cap)
     if huge.any():
         i = int(np.flatnonzero(huge)[0])
         out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]] if ucodes[i] >= 0 else ''}: "
                    f"expected |value| < {cap[i]:g} ({int(huge.sum())} such rows)")
-    for ri, r in enumerate(RANGES):
-        if r.kinds is not None and kind not in r.kinds:
-            continue
-        lut = np.array([_applies(ri, m) for m in names] + [False])  # code -1 (no label) → last
-        if not lut.any():
-            continue
+    for ri, lut, ulut in rules:
+        r = RANGES[ri]
         sel = lut[mcodes]
-        if r.unit:
-            sel &= np.array([u == r.unit for u in units] + [False])[ucodes]
+        if ulut is not None:
+            sel &= ulut[ucodes]
         wrong = sel & np.isfinite(v) & ((v < r.lo) | (v > r.hi))
         if wrong.any():
             i = int(np.flatnonzero(wrong)[0])
             out.append(f"{table} {_label(frame, i)} = {v[i]:g} {units[ucodes[i]]}: expected {r.what} "
                        f"({int(wrong.sum())} such rows)")
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _rule_masks(kind: str, names: tuple[str, ...], units: tuple[str, ...]) -> tuple[np.ndarray, tuple]:
+    """For one file's metric and unit names: the magnitude cap per unit code, and per range rule that can
+    apply, (rule index, mask over metric codes, mask over unit codes or None); code -1 (no label) is the
+    last entry of each.  Cached: the same few label sets recur in every file of a kind (read-only arrays)."""
+    caps = np.array([MAGNITUDE.get(u, MAGNITUDE[None]) for u in units] + [MAGNITUDE[None]])
+    rules = []
+    for ri, r in enumerate(RANGES):
+        if r.kinds is not None and kind not in r.kinds:
+            continue
+        lut = np.array([_applies(ri, m) for m in names] + [False])
+        if not lut.any():
+            continue
+        ulut = np.array([u == r.unit for u in units] + [False]) if r.unit else None
+        rules.append((ri, lut, ulut))
+    for a in [caps] + [x for rule in rules for x in rule[1:] if x is not None]:
+        a.flags.writeable = False
+    return caps, tuple(rules)
 
 
 @functools.lru_cache(maxsize=4096)
