@@ -38,3 +38,15 @@ def real_proc(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("processed")
     write_tables(ingest(ROOT / "data" / "raw", progress=False, jobs=2), out)
     return out
+
+
+@pytest.fixture(autouse=True)
+def _restore_signal_handlers():
+    """Tests that call a capture harness's main() install its SIGTERM/SIGINT handlers in this process; put the
+    previous ones back so that later tests (and the pools they fork) do not inherit them."""
+    import signal
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for s, h in saved.items():
+        if signal.getsignal(s) is not h and h is not None:
+            signal.signal(s, h)

@@ -159,3 +159,27 @@ def test_one_file_is_ingested_with_its_folders_run_json_and_manifest_entry(tmp_p
     (run / "MANIFEST.sha256").write_text((tmp_path / "MANIFEST.sha256").read_text().replace("rep-01/", ""))
     again = ingest(run / "a.json", progress=False)
     assert again.failed == [] and again.files["manifest"].tolist() == ["ok"]   # b.json is not asked for
+
+
+def _init_then_report(q) -> None:
+    import signal
+    from analysis.ingest import walk
+    walk._worker_init(Path("."), None)
+    q.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
+
+
+def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it():
+    """A CI run hung here: an earlier test left a capture harness's SIGTERM handler in pytest, the forked
+    workers inherited it, and a broken pool's SIGTERM could not end the worker still writing its result."""
+    import multiprocessing as mp
+    import signal
+    old = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_init_then_report, args=(q,))
+        p.start()
+        assert q.get(timeout=30) is True
+        p.join(30)
+    finally:
+        signal.signal(signal.SIGTERM, old)

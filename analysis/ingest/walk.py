@@ -342,6 +342,10 @@ def _die_with_parent() -> None:
 
 
 def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = False) -> None:
+    import signal
+    # a forked worker inherits its parent's Python signal handlers (a harness or notebook may catch
+    # SIGTERM); the pool ends a broken pool's workers with SIGTERM, which must end them
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
     _WORKER.update(root=root, manifest=manifest, lenient=lenient)
 
