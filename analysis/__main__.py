@@ -207,7 +207,8 @@ def _claims(a: argparse.Namespace) -> int:
     if "campaign" not in names:  # runs that name no campaign (bare tool outputs, CBT archives)
         summary = series = pd.DataFrame({"campaign": pd.Series(dtype=str)})
     else:
-        summary, series = (pd.read_parquet(paths[n], filters=flt) for n in ("summary", "series"))
+        from .ingest.tables import read
+        summary, series = (read(proc, n, check=False, filters=flt) for n in ("summary", "series"))
     have = set(summary["campaign"].astype(str))
     absent = [c for c in a.campaign if c not in have]
     if absent:

@@ -48,7 +48,9 @@ TABLES: tuple[tuple[str, str, str], ...] = (
      "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
      "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a value "
      "that is not a number leaves its column as strings (analysis.ingest.keys.typed_keys)"),
-    ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start"),
+    ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start. Stored "
+     "with campaign as its only run key; the others are stored once per file in files and joined on source = path "
+     "by analysis.ingest.tables.read and the DuckDB source (analysis.stats.aggregate.source)"),
     ("blk_requests", "sector, bytes, rwbs, pid, q, g, i, d, c (ns)",
      "one row per block request (completion) from blktrace / blkparse, with the run keys"),
 )

@@ -290,8 +290,8 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["claims.csv"]  # written atomically: no temp file left
     t = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert list(t.columns) == EXPECTED_COLUMNS and (t["campaign"] == "qos-2026").all()
-    summary, series = (pd.read_parquet(real_proc / f"{n}.parquet", filters=[("campaign", "==", "qos-2026")])
-                       for n in ("summary", "series"))
+    from analysis.ingest.tables import read
+    summary, series = (read(real_proc, n, filters=[("campaign", "==", "qos-2026")]) for n in ("summary", "series"))
     rc = reconcile(load_all(), run_metrics(summary, series, "qos-2026"))
     assert len(t) == len(rc) and t["claim_id"].is_unique
     assert (t["verdict"] == "holds").sum() == (rc["verdict"] == "holds").sum()

@@ -150,17 +150,25 @@ def test_a_streamed_block_trace_writes_its_request_rows_to_parts_block_by_block(
 def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
     """Bounded memory (issue 26): with batches of the same size, the parent's Arrow allocation peak (a fresh
     process each: ``max_memory`` of Arrow's pool, the merge's buffers) is no larger for a tree four times
-    larger (2 vs 8 copies of the fio and trace fixtures), while the rows written grow four-fold; the
-    workers read in their own processes."""
+    larger (2 vs 8 copies of the fio and trace fixtures, each with a 100k-line per-IO log made of the
+    fixture's, time-shifted, so that the series, not the files table, is most of the bytes), while the
+    rows written grow four-fold; the workers read in their own processes."""
     import subprocess
     import sys
     from conftest import ROOT
+
+    src = (FIXTURES / "fio" / "randrw-4k-perio" / "perio_clat.1.log").read_text().splitlines()
+    rows = [ln.split(", ", 1) for ln in src]
+    span = int(rows[-1][0]) + 1
+    long = "".join(f"{int(t) + k * span}, {rest}\n" for k in range(-(-100_000 // len(rows))) for t, rest in rows)
 
     def tree(n: int) -> Path:
         root = tmp_path / f"copies-{n}"
         for i in range(n):
             shutil.copytree(FIXTURES / "fio", root / f"c{i}" / "fio")
             shutil.copytree(FIXTURES / "blktrace", root / f"c{i}" / "blktrace")
+            (root / f"c{i}" / "long").mkdir()
+            (root / f"c{i}" / "long" / "long_clat.1.log").write_text(long)
         return root
 
     code = ("import json, sys, pyarrow as pa\n"
@@ -174,5 +182,5 @@ def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
                              capture_output=True, text=True, check=True).stdout
         got.append(json.loads(out.strip().splitlines()[-1]))
     assert got[0]["failed"] == got[1]["failed"] == 0
-    assert got[1]["rows"] == 4 * got[0]["rows"] > 9000
+    assert got[1]["rows"] == 4 * got[0]["rows"] > 400_000
     assert 0 < got[1]["peak"] <= 1.25 * got[0]["peak"], got  # one row group at a time, not the whole table

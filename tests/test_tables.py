@@ -115,3 +115,60 @@ def test_merged_parts_read_back_as_the_in_memory_tables(tmp_path):
     assert abc["k"].nunique() == 303 and abc["k"].iloc[-1] == "c299"
     assert str(abc["repeat"].dtype) == "category" and abc["repeat"].isna().tolist()[:4] == [False, True, False, False]
     assert abc["repeat"].iloc[[0, 2, 3, -1]].tolist() == ["1", "2", "3", "r1"]
+
+
+def _keyed_tree(root):
+    """Two runs of the fio fixtures with run.json keys: numbers, text, a key only one run has."""
+    for rep, extra in ((1, {"max_scrubs": 3}), (2, {"note": "second"})):
+        d = root / "camp" / f"rep-{rep}"
+        shutil.copytree(FIXTURES / "fio" / "randrw-4k-perio", d)
+        shutil.copytree(FIXTURES / "fio" / "randread-4k-windowed", d / "windowed")
+        (d / "run.json").write_text(json.dumps({"campaign": "c1", "scenario": "s", "scheduler": "bfq",
+                                                "repeat": rep, "bs": "4k", "iodepth": 4 * rep, **extra}))
+    d = root / "camp" / "notes-only"  # a key only a run without rows has: in files, not a series column
+    d.mkdir()
+    (d / "COMMAND").write_text("fio --name=x\n")
+    (d / "run.json").write_text(json.dumps({"campaign": "c1", "only_here": "x"}))
+    return root
+
+
+def test_series_is_stored_without_run_keys_and_read_back_with_them(tmp_path):
+    """``series.parquet`` holds campaign as its only run key (the others once per file, in ``files``);
+    ``tables.read`` joins them back: the in-memory table, column for column, dtype for dtype and category
+    for category, from either ingest path; a filter or a column list on a joined key works; DuckDB's
+    source gives the same keys."""
+    import pyarrow.parquet as pq
+    from analysis.ingest.scale import ingest_pool
+    from analysis.stats.aggregate import source
+    import duckdb
+    root = _keyed_tree(tmp_path / "raw")
+    mem = ingest(root, progress=False, lenient=True)
+    assert {"repeat", "iodepth", "max_scrubs", "note", "io_scheduler"} <= set(mem.series.columns)
+    assert "only_here" in mem.files and "only_here" not in mem.series
+    for out, write in ((tmp_path / "serial", lambda o: write_tables(mem, o, root)),
+                       (tmp_path / "pool", lambda o: ingest_pool(root, o, jobs=2, lenient=True, progress=False))):
+        write(out)
+        assert pq.read_schema(out / "series.parquet").names == ["kind", "source", "job", "ddir", "metric", "value",
+                                                                 "unit", "t_s", "campaign"]
+        got = tset.read(out, "series")
+        pd.testing.assert_frame_equal(got, mem.series)
+        two = tset.read(out, "series", filters=[("repeat", "==", 2), ("metric", "==", "clat")],
+                        columns=["source", "metric", "value", "repeat", "iodepth"])
+        want = mem.series[(mem.series["repeat"] == 2) & (mem.series["metric"] == "clat")]
+        assert list(two.columns) == ["source", "metric", "value", "repeat", "iodepth"]
+        assert len(two) == len(want) > 0 and set(two["iodepth"]) == {8} and two["value"].sum() == want["value"].sum()
+        assert str(two["repeat"].dtype) == "Int64"
+        n = duckdb.sql(f"SELECT repeat, max_scrubs, note, count(*) AS n FROM {source(out, 'series')} "
+                       "GROUP BY ALL ORDER BY repeat").df()
+        assert n["repeat"].tolist() == [1, 2] and n["max_scrubs"].tolist()[0] == 3 and n["note"].tolist()[1] == "second"
+        assert n["n"].tolist() == mem.series["repeat"].value_counts().sort_index().tolist()
+
+
+def test_a_set_written_with_run_keys_on_every_series_row_still_reads(tmp_path):
+    """A set from before keys were stored once per file (wide series) reads as it did: keys kept, none doubled."""
+    root = _keyed_tree(tmp_path / "raw")
+    mem = ingest(root, progress=False, lenient=True)
+    write_tables(mem, tmp_path / "out", root)
+    mem.series.to_parquet(tmp_path / "out" / "series.parquet", index=False)
+    tset.commit(tmp_path / "out", ["files", "summary", "series"], root)
+    pd.testing.assert_frame_equal(tset.read(tmp_path / "out", "series"), mem.series)

@@ -18,6 +18,12 @@ INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops",
             "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs")
 FLOAT_KEYS = ("duration_s", "osd_restart_s")
 
+#: the run keys every table with run keys has (null where a run names none), in this order, before the others
+KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
+#: columns of the ``files`` table that describe the file, not its run (every other column is a run key)
+FILE_COLUMNS = ("path", "size_bytes", "sha256", "kind", "tool_version", "status", "error", "error_line", "partial",
+                "meta_json", "manifest")
+
 
 #: ``osd_op_queue`` values (Ceph 14–18): a run's ``scheduler`` that is one of these is the OSD's op queue,
 #: any other (none, mq-deadline, kyber, bfq, cfq, deadline, noop) a block-layer IO scheduler

@@ -155,7 +155,7 @@ class _PartSink:
         from .base import SERIES_COLUMNS
         from .walk import _assemble
 
-        df = _assemble([frame], [0], [self.keys], SERIES_COLUMNS)
+        df = _assemble([frame], [0], [self.keys], SERIES_COLUMNS, keys=False)  # run keys: in files
         self.series.write(df.drop(columns=["campaign", "kind"]) if self.split else df)
 
     def requests(self, frame: pd.DataFrame) -> None:
@@ -196,7 +196,7 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
     outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for, lenient)
                 for r in rels]
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
-    res = assemble(outcomes, errors, None)
+    res = assemble(outcomes, errors, None, series_keys=False)  # series as stored: run keys once per file, in files
     rows = {"summary": _write_parts(res.summary, out / "summary", batch, split),
             "series": _write_parts(res.series, out / "series", batch, split) + sum(k.series.rows for k in sinks)}
     for name, t in res.tables.items():
@@ -352,7 +352,9 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                 rows[name] = tset.merge_parts(parts, tmp / f"{name}.parquet")
                 shutil.rmtree(tmp / name)
             elif name in ("summary", "series"):
-                getattr(empty, name).to_parquet(tmp / f"{name}.parquet", index=False, compression="zstd")
+                df = getattr(empty, name)
+                (tset.stored_series(df) if name == "series" else df).to_parquet(
+                    tmp / f"{name}.parquet", index=False, compression="zstd")
                 rows[name] = 0
         files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
         tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},

@@ -54,10 +54,9 @@ from .context import _Contexts
 from .detect import detect, read
 from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal
 from .manifest import load_manifest, sha256_file
-from .keys import typed_keys
+from .keys import KEY_COLUMNS, typed_keys
 from .validate import problems
 
-KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
 
 
 @dataclass
@@ -109,25 +108,27 @@ def _restack(parts: list[_Stacked], offsets: list[int]) -> _Stacked:
     return _Stacked(cols, np.concatenate([p.fid + off for p, off in zip(parts, offsets)]))
 
 
-def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str]) -> pd.DataFrame:
+def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str], keys: bool = True) -> pd.DataFrame:
     """The stacked rows with every file's run keys, vectorised.
 
     ``contexts[i]`` holds file i's ``kind``, ``source`` (its path under the root) and run keys.  Columns:
     ``kind``, ``base_cols`` (``source`` = the path), ``KEY_COLUMNS`` (always), then the other keys in
     order of first appearance among files with rows; keys are categoricals with ``str`` categories,
-    typed ``string`` when no file has them."""
+    typed ``string`` when no file has them.  ``keys=False``: of the run keys only those the stored
+    series keeps (:data:`.tables.SERIES_STORED_KEYS`; the rest are joined from ``files`` on read)."""
+    from .tables import SERIES_STORED_KEYS
     extra: list[str] = []
     seen = set(KEY_COLUMNS) | {"kind", "source", "context_source"}
-    for i in np.unique(st.fid).tolist():
+    for i in np.unique(st.fid).tolist() if keys else []:
         for k in contexts[i]:
             if k not in seen:
                 seen.add(k)
                 extra.append(k)
-    cols = ["kind"] + base_cols + KEY_COLUMNS + extra
+    cols = ["kind"] + base_cols + (KEY_COLUMNS + extra if keys else list(SERIES_STORED_KEYS))
     out = {c: st.cols[c] if c in st.cols else _per_file([ctx.get(c) for ctx in contexts], st.fid)
            for c in cols}
     df = pd.DataFrame(out, columns=cols, copy=False)
-    for c in KEY_COLUMNS + extra:  # a key no file had: typed as strings, not float NaN
+    for c in cols[len(base_cols) + 1:]:  # a key no file had: typed as strings, not float NaN
         if len(df[c].cat.categories) == 0:  # made null, not cast (casting 1 M null labels costs 50 ms)
             df[c] = _null_strings(len(df))
     return typed_keys(df)
@@ -140,10 +141,10 @@ def _null_strings(n: int):
 
 
 def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[str, Any]],
-              base_cols: list[str]) -> pd.DataFrame:
+              base_cols: list[str], keys: bool = True) -> pd.DataFrame:
     """Concatenate per-file tidy frames (``frames[j]`` came from file ``fids[j]``) and attach every
-    file's run keys (:func:`_attach`)."""
-    return _attach(_stack(frames, fids, base_cols), contexts, base_cols)
+    file's run keys (:func:`_attach`; ``keys=False``: only those the stored series keeps)."""
+    return _attach(_stack(frames, fids, base_cols), contexts, base_cols, keys)
 
 
 @dataclass
@@ -278,9 +279,10 @@ def _chunk(outcomes: list[FileOutcome]) -> _Chunk:
 
 
 def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
-           manifest: dict[str, str] | None) -> IngestResult:
+           manifest: dict[str, str] | None, series_keys: bool = True) -> IngestResult:
     """The tables of consecutive chunks (in walk order) plus the run-context errors (path relative to
-    the root, error) and the manifest's entries that no file matched."""
+    the root, error) and the manifest's entries that no file matched.  ``series_keys=False``: the series
+    as stored (:func:`.tables.stored_series`: run keys once per file, in ``files``)."""
     file_rows = [r for c in chunks for r in c.rows]
     failed = [f for c in chunks for f in c.failed]
     for rel, e in context_errors:
@@ -309,14 +311,16 @@ def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
         parts = [getattr(c, name) for c in chunks]
         stacks[name] = parts[0] if len(parts) == 1 else _restack(parts, offsets)
     return IngestResult(files=files, summary=_attach(stacks["summary"], ctxs, SUMMARY_COLUMNS),
-                        series=_attach(stacks["series"], ctxs, SERIES_COLUMNS), failed=failed, tables=tables)
+                        series=_attach(stacks["series"], ctxs, SERIES_COLUMNS, series_keys), failed=failed,
+                        tables=tables)
 
 
 def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, IngestError]],
-             manifest: dict[str, str] | None) -> IngestResult:
+             manifest: dict[str, str] | None, series_keys: bool = True) -> IngestResult:
     """The tables of a list of :class:`FileOutcome` (in walk order) plus the run-context errors
-    (path relative to the root, error) and the manifest's entries that no file matched."""
-    return _merge([_chunk(outcomes)], context_errors, manifest)
+    (path relative to the root, error) and the manifest's entries that no file matched
+    (``series_keys=False``: the series as stored, see :func:`_merge`)."""
+    return _merge([_chunk(outcomes)], context_errors, manifest, series_keys)
 
 
 _WORKER: dict[str, Any] = {}
@@ -502,7 +506,8 @@ def write_tables(result: IngestResult, out: str | Path, root: str | Path | None 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)
-    tables = {"files": result.files, "summary": result.summary, "series": result.series, **result.tables}
+    tables = {"files": result.files, "summary": result.summary, "series": tset.stored_series(result.series),
+              **result.tables}
     tmps: dict[str, Path] = {}
     try:
         for name, df in tables.items():

@@ -58,6 +58,31 @@ def source(proc: str | Path, table: str) -> str:
     from analysis.ingest.tables import verify
     proc = Path(proc)
     verify(proc)  # a half-replaced or hand-mixed folder is refused, never aggregated
+    expr = _table_source(proc, table)
+    return _with_run_keys(proc, expr) if table == "series" else expr
+
+
+def _with_run_keys(proc: Path, expr: str) -> str:
+    """The stored series ``expr`` with the run keys ``files`` holds once per file joined on ``source`` =
+    ``path`` (``analysis.ingest.tables.SERIES_STORED_KEYS``): the columns :func:`analysis.ingest.tables.read`
+    gives.  A filter on a joined key is pushed to ``files`` by DuckDB's optimiser."""
+    import pyarrow.parquet as pq
+    from analysis.ingest.keys import FILE_COLUMNS
+    from analysis.ingest.tables import stored_names, layout
+    kind = layout(proc, "series")
+    if kind is None or layout(proc, "files") != "file":
+        return expr
+    have = set(stored_names(proc, "series", kind))
+    keys = [c for c in pq.read_schema(proc / "files.parquet").names if c not in FILE_COLUMNS and c not in have]
+    if not keys:
+        return expr
+    sel = ", ".join(_ident(k) for k in keys)
+    return (f"(SELECT _s.*, {', '.join('_f.' + _ident(k) for k in keys)} FROM {expr} AS _s LEFT JOIN "
+            f"(SELECT path, {sel} FROM read_parquet({_lit(str(proc / 'files.parquet'))})) AS _f "
+            f"ON _s.source::VARCHAR = _f.path)")
+
+
+def _table_source(proc: Path, table: str) -> str:
     d, f = proc / table, proc / f"{table}.parquet"
     if d.is_dir() and next(d.rglob("*.parquet"), None) is not None:
         if any(ch in str(d) for ch in "*?[{"):   # glob metacharacters in the folder: list the files
