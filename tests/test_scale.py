@@ -184,3 +184,22 @@ def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
     assert got[0]["failed"] == got[1]["failed"] == 0
     assert got[1]["rows"] == 4 * got[0]["rows"] > 400_000
     assert 0 < got[1]["peak"] <= 1.25 * got[0]["peak"], got  # one row group at a time, not the whole table
+
+
+def test_the_dask_layout_reads_series_with_run_keys_and_key_filters(tmp_path, client):
+    """Partitioned series (no run keys in the parts): ``tables.read`` joins them from ``files`` as for the
+    single file, and a filter on a joined key selects through ``files``."""
+    from analysis.ingest import tables as tset
+    from test_tables import _keyed_tree
+    root = _keyed_tree(tmp_path / "raw")
+    mem = ingest(root, progress=False, lenient=True)
+    ingest_dask(root, tmp_path / "dask", batch_files=4, client=client, progress=False, lenient=True)
+    part = next((tmp_path / "dask" / "series").glob("campaign=*/kind=*/part-*.parquet"))
+    assert "repeat" not in pd.read_parquet(part).columns
+    got = tset.read(tmp_path / "dask", "series")
+    pd.testing.assert_frame_equal(canonical(got), canonical(mem.series), check_dtype=False)
+    assert {c: str(got[c].dtype) for c in ("repeat", "iodepth", "max_scrubs")} == \
+        {c: str(mem.series[c].dtype) for c in ("repeat", "iodepth", "max_scrubs")}
+    two = tset.read(tmp_path / "dask", "series", filters=[("repeat", "==", 2), ("kind", "in", ["fio-log"])])
+    want = mem.series[(mem.series["repeat"] == 2) & (mem.series["kind"] == "fio-log")]
+    assert len(two) == len(want) > 0 and set(two["note"].astype(str)) == {"second"}

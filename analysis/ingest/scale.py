@@ -14,6 +14,9 @@ Layout written under ``out``::
     series/campaign=<c>/kind=<k>/part-<batch>.parquet       minus campaign and kind (in the path)
     blk_requests/campaign=<c>/kind=<k>/part-<batch>.parquet
 
+``series`` is stored without run keys in either layout (a file's keys are in ``files``; campaign is kept
+in the single file, in the folder name here): :func:`analysis.ingest.tables.read` joins them back.
+
 A file without a campaign goes under ``campaign=_none``.  Files are grouped into batches of
 consecutive files in walk order (at most ``batch_bytes`` of input or ``batch_files`` files, by
 default 128 MiB or 1,000: each batch costs ~0.3 s of assembling and writing whatever its size; a
