@@ -158,6 +158,8 @@ def test_series_is_stored_without_run_keys_and_read_back_with_them(tmp_path):
         assert list(two.columns) == ["source", "metric", "value", "repeat", "iodepth"]
         assert len(two) == len(want) > 0 and set(two["iodepth"]) == {8} and two["value"].sum() == want["value"].sum()
         assert str(two["repeat"].dtype) == "Int64"
+        none = tset.read(out, "series", filters=[("scenario", "==", "absent")], columns=["value", "scenario"])
+        assert none.shape == (0, 2)  # no file has the key asked for: no rows, not an error
         n = duckdb.sql(f"SELECT repeat, max_scrubs, note, count(*) AS n FROM {source(out, 'series')} "
                        "GROUP BY ALL ORDER BY repeat").df()
         assert n["repeat"].tolist() == [1, 2] and n["max_scrubs"].tolist()[0] == 3 and n["note"].tolist()[1] == "second"

@@ -271,7 +271,7 @@ def read(out: str | Path, name: str, columns: list[str] | None = None, check: bo
     cols = columns if columns is None or not joined else \
         [c for c in dict.fromkeys([*columns, "source"]) if c in stored]
     if kind == "file":
-        df = pd.read_parquet(out / f"{name}.parquet", columns=cols, filters=flt or None)
+        df = pd.read_parquet(out / f"{name}.parquet", columns=cols, filters=_expression(flt))
     else:
         df = read_dataset(out / name)
         if flt:
@@ -283,6 +283,25 @@ def read(out: str | Path, name: str, columns: list[str] | None = None, check: bo
     if columns is not None:
         df = df[[c for c in columns if c in df]]
     return df
+
+
+def _expression(filters: list[tuple[str, str, Any]]):
+    """``filters`` (pyarrow's list form) as an Arrow expression, None for none; an ``in`` list is typed by
+    its values (an empty one, e.g. no file with the key asked for, is an empty set of text, not an error)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    if not filters:
+        return None
+    expr = None
+    for col, op, val in filters:
+        if op in ("in", "not in") and not list(val):
+            e = pc.field(col).isin(pa.array([], pa.string()))
+            e = ~e if op == "not in" else e
+        else:
+            e = pq.filters_to_expression([(col, op, val)])
+        expr = e if expr is None else expr & e
+    return expr
 
 
 def stored_names(out: Path, name: str, kind: str) -> list[str]:
