@@ -161,14 +161,15 @@ def test_one_file_is_ingested_with_its_folders_run_json_and_manifest_entry(tmp_p
     assert again.failed == [] and again.files["manifest"].tolist() == ["ok"]   # b.json is not asked for
 
 
-def _init_then_report(q) -> None:
+def _init_then_report(q, which: str) -> None:
     import signal
-    from analysis.ingest import walk
-    walk._worker_init(Path("."), None)
+    from analysis.ingest import scale, walk
+    walk._worker_init(Path("."), None) if which == "walk" else scale._pool_init()
     q.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
 
 
-def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it():
+@pytest.mark.parametrize("which", ["walk", "scale"])  # the in-memory pool and the default (batched) pool
+def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it(which):
     """A CI run hung here: an earlier test left a capture harness's SIGTERM handler in pytest, the forked
     workers inherited it, and a broken pool's SIGTERM could not end the worker still writing its result."""
     import multiprocessing as mp
@@ -177,7 +178,7 @@ def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it():
     try:
         ctx = mp.get_context("fork")
         q = ctx.Queue()
-        p = ctx.Process(target=_init_then_report, args=(q,))
+        p = ctx.Process(target=_init_then_report, args=(q, which))
         p.start()
         assert q.get(timeout=30) is True
         p.join(30)

@@ -407,7 +407,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
-        if own:
+        if own and client is not None:  # None: the cluster did not start (its error is the one raised)
             client.close()
             if cluster is not None:
                 cluster.close()

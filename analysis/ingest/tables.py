@@ -221,26 +221,6 @@ def join_run_keys(series: pd.DataFrame, files: pd.DataFrame, want: list[str] | N
     return typed_keys(out)
 
 
-def _filter_frame(df: pd.DataFrame, filters: list[tuple[str, str, Any]]) -> pd.DataFrame:
-    """Rows of ``df`` that pass every ``(column, op, value)`` (pyarrow's filter form; ops ``==``, ``!=``,
-    ``in``, ``not in``, ``<``, ``<=``, ``>``, ``>=``)."""
-    keep = np.ones(len(df), bool)
-    for col, op, val in filters:
-        c = df[col]
-        if op in ("in", "not in"):
-            m = c.astype(object).isin(list(val)).to_numpy()
-            keep &= m if op == "in" else ~m
-        elif op in ("=", "=="):
-            keep &= (c == val).fillna(False).to_numpy(bool)
-        elif op == "!=":
-            keep &= (c != val).fillna(False).to_numpy(bool)
-        elif op in ("<", "<=", ">", ">="):
-            keep &= getattr(c, {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[op])(val).fillna(False).to_numpy(bool)
-        else:
-            raise ValueError(f"filter ({col!r}, {op!r}, …): expected one of ==, !=, in, not in, <, <=, >, >=")
-    return df[keep].reset_index(drop=True) if not keep.all() else df
-
-
 def read(out: str | Path, name: str, columns: list[str] | None = None, check: bool = True,
          filters: list[tuple[str, str, Any]] | None = None):
     """Table ``name`` of the set in ``out`` as a DataFrame, either layout (``columns``: only those;
@@ -274,8 +254,9 @@ def read(out: str | Path, name: str, columns: list[str] | None = None, check: bo
         df = pd.read_parquet(out / f"{name}.parquet", columns=cols, filters=_expression(flt))
     else:
         df = read_dataset(out / name)
-        if flt:
-            df = _filter_frame(df, flt)
+        if flt:  # the same filter as the single file's, by Arrow (pandas' dtypes come back from its metadata)
+            import pyarrow as pa
+            df = pa.Table.from_pandas(df, preserve_index=False).filter(_expression(flt)).to_pandas()
         if cols is not None:
             df = df[[c for c in cols if c in df]]
     if files is not None:

@@ -332,10 +332,13 @@ class WorkerDied(RuntimeError):
 
 
 def _die_with_parent() -> None:
-    """Linux: have the kernel SIGKILL this worker when the process that started it dies
-    (``prctl(PR_SET_PDEATHSIG)``), so killing an ingest never leaves its workers running; elsewhere a no-op."""
+    """In a pool worker (both ingest paths' initialiser): SIGTERM ends it whatever handler the parent had
+    (a forked worker inherits Python's handlers — a harness or notebook may catch SIGTERM — and a broken
+    pool ends its other workers with SIGTERM); and, on Linux, the kernel SIGKILLs it when the process that
+    started it dies (``prctl(PR_SET_PDEATHSIG)``), so killing an ingest never leaves its workers running."""
     import ctypes
     import signal
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
@@ -346,10 +349,6 @@ def _die_with_parent() -> None:
 
 
 def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = False) -> None:
-    import signal
-    # a forked worker inherits its parent's Python signal handlers (a harness or notebook may catch
-    # SIGTERM); the pool ends a broken pool's workers with SIGTERM, which must end them
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent()
     _WORKER.update(root=root, manifest=manifest, lenient=lenient)
 
