@@ -50,3 +50,19 @@ def test_json_number_reads_numbers_and_numeric_text_only():
     from analysis.ingest.base import json_number
     assert [json_number(x) for x in (3, 2.5, "4096", "1e3", " 7 ")] == [3.0, 2.5, 4096.0, 1000.0, 7.0]
     assert [json_number(x) for x in (None, True, False, "n/a", {"a": 1}, [1])] == [None] * 6
+
+
+@pytest.mark.parametrize("ddir", ["read", "per-row"])
+def test_series_metrics_frame_equals_a_frame_per_metric_concatenated(ddir):
+    n = 4
+    t = np.array([0.5, 1.0, 1.5, 2.0])
+    labels = base.cat(np.array([1, 0, 1, 1], np.int8), ["read", "write"]) if ddir == "per-row" else ddir
+    metrics = [("clat_p50", "ns", np.array([1.0, 2.0, 3.0, 4.0])), ("clat_p99", "ns", np.arange(n) * 10.0),
+               ("clat_samples", "count", np.array([7.0, 0.0, 1.0, 2.0]))]
+    got = base.series_metrics_frame("x.log", "job1", labels, t, metrics)
+    want = base.concat_tidy([base.series_frame("x.log", "job1", labels, m, u, t, val) for m, u, val in metrics],
+                            base.SERIES_COLUMNS)
+    pd.testing.assert_frame_equal(got, want)
+    assert got["metric"].tolist() == ["clat_p50"] * n + ["clat_p99"] * n + ["clat_samples"] * n
+    assert got["unit"].tolist()[-1] == "count" and got["t_s"].tolist()[4:8] == t.tolist()
+    assert len(base.series_metrics_frame("x.log", "job1", labels, t[:0], [(m, u, v[:0]) for m, u, v in metrics])) == 0

@@ -113,3 +113,20 @@ def test_no_value_is_larger_than_a_tool_prints():
                       "t_s": [0.0, 1.0]})
     assert v.problems("rados-bench", pd.DataFrame(columns=s.columns), t)[0].startswith(
         "series bw (job j) = -2e+15 B/s: expected |value| < 1e+15")
+
+
+@pytest.mark.parametrize("metric, value, unit", [
+    ("clat_mean", 5e4, "ns"), ("cpu_busy", 1.46, "ratio"), ("cpu_busy", 0.3, "ratio"), ("bw", -1.0, "B/s"),
+    ("io_bytes", 2e17, "B"), ("io_bytes", 2e18, "B"), ("iops", 3e15, "1/s"), ("iops", np.inf, "1/s"),
+    ("scrub_start", -3.0, "s")])
+def test_categorical_frames_get_the_same_verdict_as_plain_ones(metric, value, unit):
+    """Readers' frames (categorical labels) take a shortcut when no rule can fail (finite, in [0, 1e15),
+    no 'ratio' unit); the verdict must be the full rules' verdict, which object labels always get."""
+    s = pd.DataFrame({"job": "j", "ddir": "read", "metric": ["iops", metric], "value": [10.0, value],
+                      "unit": ["1/s", unit]})
+    t = s.assign(t_s=[0.0, 1.0])
+    cats = {c: "category" for c in ("job", "ddir", "metric", "unit")}
+    for kind in ("sysutil", "fio-log"):
+        assert v.problems(kind, s.astype(cats), t.astype(cats)) == v.problems(kind, s, t)
+    assert (v.problems("sysutil", s.astype(cats), t.astype(cats)) == []) == (
+        metric in ("clat_mean", "scrub_start", "io_bytes") and value < 1e18 or value == 0.3)

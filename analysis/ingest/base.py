@@ -155,32 +155,23 @@ def empty_frame(columns: list[str]) -> pd.DataFrame:
     return _EMPTY[key].copy()
 
 
-_COLUMN_INDEX: dict[tuple[str, ...], pd.Index] = {}
-try:
-    from pandas.core.internals.construction import arrays_to_mgr as _arrays_to_mgr
-    if not hasattr(pd.DataFrame, "_from_mgr"):
-        _arrays_to_mgr = None
-except ImportError:  # pragma: no cover - other pandas versions
-    _arrays_to_mgr = None
-
-
 def tidy_frame(cols: dict[str, Any], columns: list[str]) -> pd.DataFrame:
-    """A frame of ready 1-D columns (categoricals, float64 arrays) in ``columns`` order.
-
-    The float arrays are not copied into a 2-D block (as ``pd.DataFrame(cols, copy=False)``), and the
-    dict constructor's re-indexing is skipped: ~150 → ~30 µs a frame, for the tens of thousands of small
-    frames readers build per walk (pandas 3.1 internals; the public constructor when they move).
-    Lengths are still checked."""
+    """A frame of ready 1-D columns (categoricals, float64 arrays) in ``columns`` order, through pandas'
+    public dict constructor with ``copy=False``: the float arrays are not copied into a 2-D block.
+    ~70 µs a frame (pandas 3.1, this VM), so readers build one series frame per file, not one per
+    metric (:func:`series_metrics_frame`, :func:`series_blocks_frame`).  Lengths are checked."""
+    df = pd.DataFrame({c: cols[c] for c in columns}, copy=False)
+    # one cached column Index per column list: its lookup table is built once, not per frame (a fresh
+    # Index per frame makes each later ``df[name]`` rebuild it: ~0.2 ms per small file)
     key = tuple(columns)
     idx = _COLUMN_INDEX.get(key)
     if idx is None:
-        idx = _COLUMN_INDEX[key] = pd.Index(list(key), dtype="str")
-    arrays = [cols[c] for c in columns]
-    if _arrays_to_mgr is None:
-        return pd.DataFrame(dict(zip(columns, arrays)), columns=idx, copy=False)
-    mgr = _arrays_to_mgr(arrays, idx, pd.RangeIndex(len(arrays[0]) if arrays else 0),
-                         verify_integrity=True, consolidate=False)
-    return pd.DataFrame._from_mgr(mgr, axes=mgr.axes)
+        idx = _COLUMN_INDEX[key] = df.columns
+    df.columns = idx
+    return df
+
+
+_COLUMN_INDEX: dict[tuple[str, ...], pd.Index] = {}
 
 
 def labels_categorical(labels: Sequence[str]) -> pd.Categorical:
@@ -259,11 +250,30 @@ def series_blocks_frame(source: str, t_s: np.ndarray,
     return tidy_frame(cols, SERIES_COLUMNS)
 
 
+def series_metrics_frame(source: str, job: str, ddir: pd.Categorical | str, t_s: np.ndarray,
+                         metrics: list[tuple[str, str, np.ndarray]]) -> pd.DataFrame:
+    """Several metrics of one job on one time axis (``metrics`` = ``(metric, unit, values)``, each
+    ``len(t_s)`` long), metric after metric, as one frame: what :func:`series_frame` per metric and
+    :func:`concat_tidy` give, without the per-metric frames.  ``ddir`` is one label or a categorical
+    with a label per time."""
+    n, k = len(t_s), len(metrics)
+    if not n or not k:
+        return empty_frame(SERIES_COLUMNS)
+    zeros = np.zeros(n * k, dtype=np.int8)
+    units = list(dict.fromkeys(u for _, u, _ in metrics))
+    cols = {"source": cat(zeros, (source,)), "job": cat(zeros, (job,)),
+            "ddir": (cat(zeros, (ddir,)) if isinstance(ddir, str) else
+                     cat(np.tile(ddir.codes, k), list(ddir.categories))),
+            "metric": cat(np.repeat(np.arange(k, dtype=np.int32), n), [m for m, _, _ in metrics]),
+            "value": np.concatenate([np.asarray(v, dtype=np.float64) for _, _, v in metrics]),
+            "unit": cat(np.repeat(np.array([units.index(u) for _, u, _ in metrics], dtype=np.int8), n), units),
+            "t_s": np.tile(np.asarray(t_s, dtype=np.float64), k)}
+    return tidy_frame(cols, SERIES_COLUMNS)
+
+
 def column(df: pd.DataFrame, name: str):
-    """The array behind one column (categorical or ndarray) without building a Series (~10 µs each
-    through ``df[name]``; assembling a walk reads ~100 k of them)."""
-    get = getattr(df, "_get_column_array", None)
-    return get(df.columns.get_loc(name)) if get is not None else df[name].array
+    """The array behind one column (a categorical or a numpy-backed array)."""
+    return df[name].array
 
 
 def union_str_categoricals(cols: list) -> pd.Categorical:

@@ -496,8 +496,7 @@ def parse(path: Path, data: bytes) -> Parsed:
             tab["bytes_scrubbed"] = np.where(done, tab["num_bytes"].fillna(0), 0.0)
 
     value_cols = [c for c in tab.columns if c not in ("sample", "pool", "pgid") and c not in _STAMPS]
-    per_pool = tab.groupby(["pool", "sample"], sort=True)[value_cols].sum()
-    per_pool = per_pool.rename(columns={k: v[0] for k, v in _SUMS.items()})
+    per_pool = _per_pool(tab, value_cols, len(ts))
     series = _series(source, per_pool, ts - t0, scrub_pool)
 
     rows: list[tuple[str, str, str, float, str]] = []
@@ -555,6 +554,29 @@ def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: st
     }, SERIES_COLUMNS)
 
 
+def _group_sums(key: np.ndarray, tab: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Sums of ``cols`` over the rows of each distinct ``key`` (ascending), null (NaN) counting 0, as
+    ``DataFrame.groupby(key).sum()`` gives them (the values are whole numbers: exact below 2**53)."""
+    uniq, inv = np.unique(key, return_inverse=True)
+    sums = {}
+    for c in cols:
+        v = tab[c].to_numpy(np.float64)
+        sums[c] = np.bincount(inv, weights=np.where(np.isnan(v), 0.0, v), minlength=len(uniq))
+    return uniq, sums
+
+
+def _per_pool(tab: pd.DataFrame, cols: list[str], n_samples: int) -> pd.DataFrame:
+    """(pool, sample) → sums of ``cols`` (pg_fields renamed to their series metrics), for the pairs that
+    have PG rows; pools in name order, then samples."""
+    pools = tab["pool"].cat
+    key, sums = _group_sums(pools.codes.to_numpy(np.int64) * max(n_samples, 1) + tab["sample"].to_numpy(),
+                            tab, cols)
+    index = pd.MultiIndex.from_arrays(
+        [np.asarray(pools.categories, dtype=object)[key // max(n_samples, 1)], key % max(n_samples, 1)],
+        names=["pool", "sample"])
+    return pd.DataFrame({_SUMS[c][0] if c in _SUMS else c: v for c, v in sums.items()}, index=index)
+
+
 def _pool_table(per_pool: pd.DataFrame, pool: str) -> pd.DataFrame | None:
     if pool not in per_pool.index.get_level_values("pool"):
         return None
@@ -572,20 +594,25 @@ def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.Dat
     i = _at_or_before(tt, t_req, fallback_after=True)
     objects = float(g["objects"].iloc[i]) if "objects" in g else None
     nbytes = float(g["bytes"].iloc[i]) if "bytes" in g else None
-    mine = tab[tab["pool"] == pool]
-    mine = mine.assign(pgid=mine["pgid"].astype(object))  # plain names: indexes below mix with the events'
-    pg_set = pd.Index(mine.loc[mine["sample"] == mine["sample"].max(), "pgid"].unique())
+    mine = (tab["pool"] == pool).to_numpy()
+    pg = tab["pgid"].cat.codes.to_numpy()
+    names = tab["pgid"].cat.categories
+    sample = tab["sample"].to_numpy()
+    pg_set = np.unique(pg[mine & (sample == sample[mine].max())])  # the last sample's PGs (codes)
     # per PG: first completion at/after the request, from the cluster log, else from the stamps
-    is_done = ev["event"].map(lambda x: _DEEP_DONE.match(x) is not None).astype(bool)
-    ok = ev[(ev["pool"] == pool) & (ev["t"] >= t_req) & is_done]
-    by_event = ok.groupby("pgid")["t"].min()
-    if "last_deep_scrub_stamp" in mine:
-        st = mine[mine["last_deep_scrub_stamp"] >= t_req]
-        by_stamp = st.groupby("pgid")["last_deep_scrub_stamp"].min()
-    else:
-        by_stamp = pd.Series(dtype=np.float64)
-    end = by_event.combine_first(by_stamp).reindex(pg_set)
-    n_done = int(end.notna().sum())
+    is_done = np.array([_DEEP_DONE.match(x) is not None for x in ev["event"]], dtype=bool)
+    ok = ev[(ev["pool"] == pool).to_numpy() & (ev["t"] >= t_req).to_numpy() & is_done]
+    code = names.get_indexer(ok["pgid"].astype(str))  # -1: a PG no sample shows, not in pg_set
+    by_event = np.full(len(names), np.nan)
+    np.fmin.at(by_event, code[code >= 0], ok["t"].to_numpy(np.float64)[code >= 0])
+    by_stamp = np.full(len(names), np.nan)
+    if "last_deep_scrub_stamp" in tab:
+        stamp = tab["last_deep_scrub_stamp"].to_numpy(np.float64)
+        st = mine & (stamp >= t_req)
+        np.fmin.at(by_stamp, pg[st], stamp[st])
+    from_event = ~np.isnan(by_event[pg_set])
+    end = np.where(from_event, by_event[pg_set], by_stamp[pg_set])
+    n_done = int((~np.isnan(end)).sum())
     rows += [(pool, "", "scrub_pgs", float(len(pg_set)), "count"),
              (pool, "", "scrub_pgs_done", float(n_done), "count")]
     if objects is not None:
@@ -595,10 +622,9 @@ def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.Dat
     if n_done < len(pg_set):
         incomplete.append(f"deep scrub of pool {pool!r} unfinished: {n_done} of {len(pg_set)} PGs done")
         return rows
-    from_event = pg_set.isin(by_event.index)
     meta["scrub_duration_from"] = ("events" if from_event.all() else
                                    "stamps" if not from_event.any() else "events+stamps")
-    dur = float(end.max()) - t_req
+    dur = float(np.nanmax(end)) - t_req
     rows.append((pool, "", "scrub_duration", dur, "s"))
     if dur > 0:
         if nbytes is not None:
@@ -637,13 +663,13 @@ def _snaptrim(per_pool: pd.DataFrame, ts: np.ndarray, pool: str, t_rm: float,
 
 def _recovery(tab: pd.DataFrame, ts: np.ndarray, t_rec: float, incomplete: list[str]) -> list[tuple]:
     cols = [c for c in ("degraded", "misplaced", "unfound") if c in tab]
-    c = tab.groupby("sample", sort=True)[["pgs", "pgs_active_clean"] + cols].sum()
-    tt = ts[c.index.to_numpy()]
-    dirty = np.zeros(len(c)) if not cols else c[cols].to_numpy().sum(axis=1)
-    pgs = c["pgs"].to_numpy()
-    clean = (pgs > 0) & (c["pgs_active_clean"].to_numpy() == pgs) & (dirty == 0)
+    sample, c = _group_sums(tab["sample"].to_numpy(), tab, ["pgs", "pgs_active_clean"] + cols)
+    tt = ts[sample]
+    dirty = sum((c[x] for x in cols), np.zeros(len(sample)))
+    pgs = c["pgs"]
+    clean = (pgs > 0) & (c["pgs_active_clean"] == pgs) & (dirty == 0)
     end = _first((tt > t_rec) & clean)
-    todo = c[[x for x in ("degraded", "misplaced") if x in c]].to_numpy().sum(axis=1)
+    todo = sum((c[x] for x in ("degraded", "misplaced") if x in c), np.zeros(len(sample)))
     before = _at_or_before(tt, t_rec)
     n = float(todo[before]) if before is not None else 0.0
     if n == 0:

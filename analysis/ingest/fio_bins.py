@@ -57,17 +57,32 @@ def coarse_bin_values(full: int, coarseness: int) -> np.ndarray:
 
 
 def interval_percentiles(counts: np.ndarray, values: np.ndarray, qs: np.ndarray) -> np.ndarray:
-    """Per-row percentiles of a (intervals × bins) count matrix; NaN for empty intervals."""
-    counts = np.asarray(counts, dtype=np.float64)
-    cum = np.cumsum(counts, axis=1)
-    total = cum[:, -1]
-    out = np.full((counts.shape[0], len(qs)), np.nan)
-    nz = total > 0
-    if not nz.any():
+    """Per-row percentiles of a (intervals × bins) count matrix — :func:`percentiles_from_bins` on each
+    row — with NaN for empty intervals.
+
+    Integer counts take one ``searchsorted`` over all rows: the row cumulative sums, each row shifted
+    up by ``row × (largest total + 1)``, form one ascending array, and "the first bin whose cumulative
+    count reaches ``q/100 × N``" is the first element ≥ ``ceil(q/100 × N)`` + the row's shift (the
+    counts are whole numbers).  Float counts, or totals too large for that, take the row-by-row rule."""
+    counts = np.asarray(counts)
+    nrow, nbin = counts.shape
+    out = np.full((nrow, len(qs)), np.nan)
+    if nrow == 0 or nbin == 0:
         return out
-    c = cum[nz]
-    for j, q in enumerate(np.asarray(qs, dtype=np.float64)):
-        thr = q / 100.0 * c[:, -1]
-        pos = (c < thr[:, None]).sum(axis=1)  # first index with cum >= thr
-        out[nz, j] = values[np.minimum(pos, len(values) - 1)]
+    qs = np.asarray(qs, dtype=np.float64)
+    if counts.dtype.kind in "iu":
+        cum = np.cumsum(counts, axis=1, dtype=np.int64)
+        total = cum[:, -1]
+        span = int(total.max()) + 1
+        if total.min() >= 0 and span * nrow < 2**53:
+            nz = total > 0
+            shift = np.arange(nrow, dtype=np.int64) * span
+            flat = (cum + shift[:, None]).ravel()
+            rows = np.flatnonzero(nz)
+            thr = np.ceil(qs[None, :] / 100.0 * total[rows, None].astype(np.float64)).astype(np.int64)
+            pos = np.searchsorted(flat, thr + shift[rows, None], side="left") - (rows * nbin)[:, None]
+            out[rows] = values[np.minimum(pos, len(values) - 1)]
+            return out
+    for r in np.flatnonzero(counts.sum(axis=1) > 0):
+        out[r] = percentiles_from_bins(values, counts[r], qs)
     return out

@@ -29,8 +29,8 @@ import pandas as pd
 from . import fio as fio_json
 from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
-from .base import (IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame, summary_frame,
-                   SERIES_COLUMNS)
+from .base import (IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame, series_metrics_frame,
+                   summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 
 KIND = "fio-log"
@@ -365,10 +365,9 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
         raise IngestError(path, "histogram bin counts must be non-negative", line=row + 1)
     pct = interval_percentiles(counts, values, LOG_QS)
     n = counts.sum(axis=1).astype(np.float64)
-    frames = [series_frame(source, job, ddir, f"{ltype}_p{q:g}", "ns", t_s, pct[:, j])
-              for j, q in enumerate(LOG_QS)]
-    frames.append(series_frame(source, job, ddir, f"{ltype}_samples", "count", t_s, n))
-    series = concat_tidy(frames, SERIES_COLUMNS)
+    series = series_metrics_frame(source, job, ddir, t_s,
+                                  [(f"{ltype}_p{q:g}", "ns", pct[:, j]) for j, q in enumerate(LOG_QS)]
+                                  + [(f"{ltype}_samples", "count", n)])
     rows = []
     checks = {}
     for code, sub, _owned in _by_ddir(codes, present, counts):
