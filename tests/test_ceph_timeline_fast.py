@@ -1,7 +1,8 @@
-"""The timeline reader's fast path (Arrow CSV over the sample lines' row bytes) against its plain one.
+"""The timeline reader's fast path (the C scanner ``pg_rows`` over the sample lines' row bytes) against
+its plain one.
 
 The plain reader (``json.loads`` per line, object columns) is the reference.  These tests switch the
-fast path off (no deferred lines, no Arrow) and require the same result — tables, meta, partial flag — or
+fast path off (no deferred lines, no C scanner) and require the same result — tables, meta, partial flag — or
 the same error (message and line) on real timelines captured here and on sample lines damaged in every
 way the fast path has to notice and hand back.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from analysis.ingest import IngestError
 from analysis.ingest import ceph_timeline as ct
@@ -67,7 +69,7 @@ def test_real_timelines_read_the_same_and_take_the_fast_path(path, monkeypatch):
     deferred = sum(isinstance(s[2], tuple) for s in doc["samples"])
     fields = doc["header"]["pg_fields"]
     assert deferred == len(doc["samples"]) > 0          # every sample line of the poller is deferred
-    assert ct._columns_fast(fields, doc["samples"]) is not None  # and Arrow accepts them all
+    assert ct._columns_fast(fields, doc["samples"]) is not None  # and the C scanner accepts them all
     r = _same(path, data, monkeypatch)
     assert r[0] == "ok" and len(r[4]) > 0
 
@@ -123,7 +125,25 @@ DAMAGES = {
     "trailing comma": GOOD + ",",
     "missing bracket": GOOD[:-1],
     "non-utf8": GOOD.replace("active+clean", "active+clXean", 1),  # X → byte 0xff below
+    "non-ascii text": GOOD.replace('"x"', '"\u00e9"', 1).replace("\\u00e9", "é"),
+    "minus zero": GOOD.replace(",0,0,0,0,", ",-0,0,-0.0,0,", 1),
+    "spaces everywhere": GOOD.replace(",", " ,\t").replace("[", "[ ").replace("]", " ]"),
+    "long number": GOOD.replace(",4096,", "," + "1" * 70 + ",", 1),
+    "long decimals": GOOD.replace(",4096,", ",4096." + "0" * 70 + ",", 1),
+    "exponent": GOOD.replace(",4096,", ",4.096E3,", 1),
+    "digits after e missing": GOOD.replace(",4096,", ",4e,", 1),
+    "dot without digits": GOOD.replace(",4096,", ",4.,", 1),
+    "bare minus": GOOD.replace(",4096,", ",-,", 1),
+    "unknown literal": GOOD.replace('"x"', "nul", 1),
+    "true in a free field": GOOD.replace('"x"', "true", 1),
+    "null in a free field": GOOD.replace('"x"', "null", 1),
+    "unterminated string": GOOD.replace('"x"]', '"x]', 1),
 }
+
+
+#: damages the fast path reads itself rather than handing back
+FAST = ("good", "json.dumps separators", "null value", "comma in a string", "minus zero", "spaces everywhere",
+        "exponent", "true in a free field", "null in a free field")
 
 
 @pytest.mark.parametrize("name", list(DAMAGES))
@@ -136,13 +156,18 @@ def test_damaged_sample_lines_read_as_the_plain_reader_reads_them(name, monkeypa
     else:
         data = _file(GOOD, DAMAGES[name], GOOD).replace(b"clXean", b"cl\xffean")
     r = _same(tmp_path / "t.jsonl", data, monkeypatch)
+    if name in FAST:  # the C scanner read these itself (and matched json above)
+        doc = ct._load(tmp_path / "t.jsonl", data)
+        assert ct._columns_fast(doc["header"]["pg_fields"], doc["samples"]) is not None
     if name in ("good", "json.dumps separators", "null value", "colon in a string", "escape in state",
-                "quote in a string"):
+                "quote in a string", "non-ascii text", "minus zero", "spaces everywhere", "long decimals",
+                "exponent", "true in a free field", "null in a free field"):
         assert r[0] == "ok" and not r[1]
     if name in ("quoted number", "boolean", "negative", "bytes out of range", "stamp out of range",
                 "null pgid", "numeric state", "pgid without a dot", "short row", "long row", "empty row",
                 "trailing comma", "missing bracket", "control char in state", "non-utf8", "hex",
-                "huge exponent", "Infinity"):
+                "huge exponent", "Infinity", "digits after e missing", "dot without digits", "bare minus",
+                "unknown literal", "unterminated string"):
         assert r[0] == "error" and r[1] == 3, r[:3]
 
 
@@ -162,3 +187,43 @@ def test_truncated_last_sample_line_stays_partial(monkeypatch, tmp_path):
     data += b'{"t":1763740003.0,"pgs":[["2.0","act]]}'
     r = _same(tmp_path / "t.jsonl", data, monkeypatch)
     assert r[0] == "ok" and r[1] and r[2]["truncated_last_line"]
+
+
+def test_thousands_of_pgids_take_the_fast_path(monkeypatch, tmp_path):
+    """More distinct pgids than the scanner's first hash table holds (2,048): it grows, and the result
+    is the plain reader's."""
+    rows = ",".join(f'["2.{k:x}","active+clean",{k},4096,0,0,0,0,1763739000.5,1763739000.5,"x"]'
+                    for k in range(5000))
+    data = _file(rows, rows)
+    doc = ct._load(tmp_path / "t.jsonl", data)
+    fast = ct._columns_fast(doc["header"]["pg_fields"], doc["samples"])
+    assert fast is not None and len(fast.pgids) == 5000 and fast.pgids[4999] == "2.1387"
+    assert fast.n_per.tolist() == [5000, 5000] and fast.numbers["num_objects"][4999] == 4999.0
+    r = _same(tmp_path / "t.jsonl", data, monkeypatch)
+    assert r[0] == "ok" and len(r[4]) > 0
+
+
+def test_minus_zero_reads_as_json_reads_it(tmp_path):
+    """'-0' is an integer to Python's json (0 → +0.0); '-0.0' is the float -0.0."""
+    doc = ct._load(tmp_path / "t.jsonl", _file(DAMAGES["minus zero"]))
+    fast = ct._columns_fast(doc["header"]["pg_fields"], doc["samples"])
+    assert str(fast.numbers["degraded"][0]) == "0.0" and str(fast.numbers["unfound"][0]) == "-0.0"
+
+
+def test_mutated_sample_lines_read_as_the_plain_reader_reads_them(monkeypatch, tmp_path):
+    """Bytes of the sample lines replaced at random (JSON's structural characters, digits, signs, letters,
+    whitespace, high bytes): the fast path's result, or the error, is always the plain one's."""
+    base = _file(GOOD, GOOD.replace("10,", "12.5e1,", 1), f"{ROW2},{ROW}")
+    first = base.index(b"\n") + 1  # not the header
+    last = base.rindex(b'{"t":1763740099.0')
+    alphabet = b'[]{},:"\\ \t-+.eE0123456789nultrfas\xff\x01'
+    edit = st.tuples(st.integers(first, last - 1), st.sampled_from(list(alphabet)))
+
+    @settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(edit, min_size=1, max_size=4))
+    def check(edits):
+        buf = bytearray(base)
+        for at, b in edits:
+            buf[at] = b
+        _same(tmp_path / "t.jsonl", bytes(buf), monkeypatch)
+    check()

@@ -12,7 +12,9 @@
  *    the reader keeps (time and value as float64, ddir as int8, checked to be 0-3) plus aggregates of
  *    the rest (bs min/max, column-5 max), so a 5M-line log needs 17 B/line instead of 40-48.
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { ERR_CHAR = 1, ERR_COLS = 2, ERR_LONG = 3, ERR_ROWS = 4, ERR_DDIR = 5 };
@@ -281,4 +283,146 @@ int64_t rados_fill(const uint8_t *buf, int64_t n, int64_t lo, int64_t hi, int64_
         s = le + 1;
     }
     return nbad;
+}
+
+/* ---- cephqos-pg-timeline PG rows (analysis/ingest/ceph_timeline.py) --------------------------------
+ *
+ * buf holds the row bytes of every sample line, one line per sample: what lies between "pgs":[[ and ]]
+ * of {"t": ..., "pgs": [[...], [...]]}, i.e. rows `v, v, ...` separated by `],[` (whitespace [ \t\r]
+ * allowed around values, commas and brackets).  ftype[f] says what field f of a row may hold:
+ *   >= 0  a JSON number (stored as a double into num[ftype[f] * maxrows + row]) or null (NaN);
+ *   -1/-2 pgid/state: a JSON string without escapes, control characters or bytes >= 0x80, interned:
+ *         codes[slot * maxrows + row] = its index among the slot's distinct strings (first appearance);
+ *   -3    any JSON scalar without escapes (string, number, true, false, null), not stored.
+ * Anything else (nested values, escapes, a row of another length, a bad number) makes the function
+ * decline: it returns -1 - (byte offset) and the caller reads the file with json instead, which gives
+ * the exact error.  Otherwise it returns the number of rows and fills n_per[line] (rows per line).
+ * The distinct strings of slot s are (uoff[s * cap + k], ulen[s * cap + k]) for k < nuniq[s]; table
+ * is 2 * cap int32 of hash slots (cap a power of two); more than cap / 2 distinct strings in a slot
+ * returns INT64_MIN (the caller retries with a larger cap). */
+static inline const uint8_t *ws(const uint8_t *p, const uint8_t *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    return p;
+}
+
+/* JSON number grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?; returns its end or NULL. */
+static const uint8_t *json_number(const uint8_t *p, const uint8_t *e)
+{
+    if (p < e && *p == '-') p++;
+    if (p >= e) return NULL;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') { while (p < e && *p >= '0' && *p <= '9') p++; }
+    else return NULL;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9') return NULL;
+        while (p < e && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        if (p >= e || *p < '0' || *p > '9') return NULL;
+        while (p < e && *p >= '0' && *p <= '9') p++;
+    }
+    return p;
+}
+
+/* A string's end (after the closing quote) or NULL: no escapes, control characters, bytes >= 0x80. */
+static const uint8_t *json_plain_string(const uint8_t *p, const uint8_t *e)
+{
+    if (p >= e || *p != '"') return NULL;
+    for (p++; p < e; p++) {
+        if (*p == '"') return p + 1;
+        if (*p == '\\' || *p < 0x20 || *p >= 0x80) return NULL;
+    }
+    return NULL;
+}
+
+static inline int lit(const uint8_t *p, const uint8_t *e, const char *w, int64_t n)
+{
+    return e - p >= n && memcmp(p, w, (size_t)n) == 0;
+}
+
+int64_t pg_rows(const uint8_t *buf, int64_t n, int64_t nf, const int64_t *ftype, int64_t nlines,
+                int64_t maxrows, int64_t *n_per, double *num, int32_t *codes, int64_t cap, int32_t *table,
+                int64_t *uoff, int64_t *ulen, int64_t *nuniq)
+{
+    const uint8_t *p = buf, *e = buf + n;
+    int64_t row = 0;
+    char tmp[64];
+    for (int64_t s = 0; s < 2 * cap; s++) table[s] = -1;
+    nuniq[0] = nuniq[1] = 0;
+    for (int64_t line = 0; line < nlines; line++) {
+        const uint8_t *le = memchr(p, '\n', (size_t)(e - p));
+        if (!le) le = e;
+        int64_t first = row;
+        for (;;) {  /* one row */
+            if (row >= maxrows) return -1 - (p - buf);
+            for (int64_t f = 0; f < nf; f++) {
+                p = ws(p, le);
+                if (p >= le) return -1 - (p - buf);
+                int64_t t = ftype[f];
+                const uint8_t *q;
+                if (t >= 0) {
+                    if (lit(p, le, "null", 4)) { num[t * maxrows + row] = NAN; q = p + 4; }
+                    else {
+                        q = json_number(p, le);
+                        if (!q || q - p >= (int64_t)sizeof tmp) return -1 - (p - buf);
+                        memcpy(tmp, p, (size_t)(q - p));
+                        tmp[q - p] = 0;
+                        double x = strtod(tmp, NULL);
+                        /* "-0" is an integer (Python's json: int 0 -> 0.0); "-0.0" stays -0.0 */
+                        if (x == 0 && !memchr(tmp, '.', (size_t)(q - p)) && !memchr(tmp, 'e', (size_t)(q - p))
+                            && !memchr(tmp, 'E', (size_t)(q - p))) x = 0.0;
+                        num[t * maxrows + row] = x;
+                    }
+                } else if (t == -1 || t == -2) {
+                    q = json_plain_string(p, le);
+                    if (!q) return -1 - (p - buf);
+                    int64_t slot = -1 - t, off = p + 1 - buf, len = q - p - 2;
+                    uint64_t h = 1469598103934665603ULL;
+                    for (const uint8_t *c = p + 1; c < q - 1; c++) h = (h ^ *c) * 1099511628211ULL;
+                    int32_t *tab = table + slot * cap;
+                    int64_t k = (int64_t)(h & (uint64_t)(cap - 1)), code = -1;
+                    while (tab[k] >= 0) {
+                        int64_t u = slot * cap + tab[k];
+                        if (ulen[u] == len && memcmp(buf + uoff[u], buf + off, (size_t)len) == 0) { code = tab[k]; break; }
+                        k = (k + 1) & (cap - 1);
+                    }
+                    if (code < 0) {
+                        if (2 * (nuniq[slot] + 1) > cap) return INT64_MIN;  /* caller retries, larger */
+                        code = nuniq[slot]++;
+                        tab[k] = (int32_t)code;
+                        uoff[slot * cap + code] = off;
+                        ulen[slot * cap + code] = len;
+                    }
+                    codes[slot * maxrows + row] = (int32_t)code;
+                } else {
+                    if (*p == '"') q = json_plain_string(p, le);
+                    else if (lit(p, le, "null", 4)) q = p + 4;
+                    else if (lit(p, le, "true", 4)) q = p + 4;
+                    else if (lit(p, le, "false", 5)) q = p + 5;
+                    else q = json_number(p, le);
+                    if (!q) return -1 - (p - buf);
+                }
+                p = ws(q, le);
+                if (f < nf - 1) {
+                    if (p >= le || *p != ',') return -1 - (p - buf);
+                    p++;
+                }
+            }
+            row++;
+            if (p == le) break;                                  /* the line's last row */
+            if (*p != ']') return -1 - (p - buf);
+            p = ws(p + 1, le);
+            if (p >= le || *p != ',') return -1 - (p - buf);
+            p = ws(p + 1, le);
+            if (p >= le || *p != '[') return -1 - (p - buf);
+            p++;
+        }
+        n_per[line] = row - first;
+        p = le + 1;
+    }
+    return row;
 }

@@ -51,7 +51,52 @@ def _lib() -> ctypes.CDLL:
     lib.rados_count.restype = None
     lib.rados_fill.argtypes = [_P, _I64, _I64, _I64, _I64, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _I64]
     lib.rados_fill.restype = _I64
+    lib.pg_rows.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _P, _P, _P, _P]
+    lib.pg_rows.restype = _I64
     return lib
+
+
+#: ``pg_rows`` field types besides a numeric column's index (as in ``_cscan.c``)
+PG_PGID, PG_STATE, PG_ANY = -1, -2, -3
+
+
+@dataclass
+class PgRows:
+    """The PG rows of a timeline's sample lines, column-wise (see :func:`pg_rows`)."""
+    n_per: np.ndarray             # rows per sample line
+    numbers: np.ndarray           # (numeric fields, rows) float64, NaN = null
+    codes: np.ndarray             # (2, rows) int32: pgid and state as indexes into ``names``
+    names: tuple[list[str], list[str]]  # distinct pgids, distinct states (order of first appearance)
+
+
+def pg_rows(blob: bytes, nlines: int, ftypes: list[int], nnum: int) -> PgRows | None:
+    """``pg_rows`` in ``_cscan.c``: the rows of ``nlines`` sample lines' row bytes (what lies between
+    ``"pgs":[[`` and ``]]``, one line each, joined by ``\n``), each field typed by ``ftypes`` (a numeric
+    column's index, or :data:`PG_PGID`/:data:`PG_STATE`/:data:`PG_ANY`).  None when the bytes hold
+    anything but plain JSON scalars in rows of ``len(ftypes)`` values (then ``json`` must read them)."""
+    maxrows = blob.count(b"[") + nlines  # every row but a line's first starts with '['
+    n_per = np.zeros(nlines, np.int64)
+    num = np.empty((max(nnum, 1), maxrows), np.float64)
+    codes = np.empty((2, maxrows), np.int32)
+    nuniq = np.zeros(2, np.int64)
+    ft = np.asarray(ftypes, np.int64)
+    cap = 1 << 12  # hash slots per text column: 2048 distinct pgids, then ×4 as often as needed
+    while True:
+        table = np.empty(2 * cap, np.int32)
+        uoff = np.empty(2 * cap, np.int64)
+        ulen = np.empty(2 * cap, np.int64)
+        rows = _lib().pg_rows(blob, len(blob), len(ft), ft.ctypes.data, nlines, maxrows, n_per.ctypes.data,
+                              num.ctypes.data, codes.ctypes.data, cap, table.ctypes.data, uoff.ctypes.data,
+                              ulen.ctypes.data, nuniq.ctypes.data)
+        if rows != -(1 << 63):
+            break
+        cap *= 4
+    if rows < 0:
+        return None
+    names = tuple([blob[o:o + k].decode("ascii") for o, k in zip(uoff[s * cap:s * cap + nuniq[s]].tolist(),
+                                                                  ulen[s * cap:s * cap + nuniq[s]].tolist())]
+                  for s in (0, 1))
+    return PgRows(n_per, num[:nnum, :rows], codes[:, :rows], names)
 
 
 #: rados bench rows per thread below which one thread parses them all

@@ -53,15 +53,15 @@ harness's clock) must each not go back by more than 1 s; event lines carry the c
 which reach the log file 1–3 s late (OSD → mon → Paxos), so they are exempt.
 
 Two readers of the PG rows, one result: the plain one (``json.loads`` per line, :func:`_columns_plain`)
-is the reference; the fast one (:func:`_columns_fast`) reads the rows of all sample lines as one CSV
-with Arrow and checks each column's distinct values against JSON's grammar, and hands any file it
-cannot read exactly as the plain one would back to it (``tests/test_ceph_timeline_fast.py`` holds the
-two to the same tables or the same error on real and damaged timelines).  3.2× on a 2 MB timeline.
+is the reference; the fast one (:func:`_columns_fast`) reads the rows of all sample lines in one C
+call (``pg_rows`` in ``_cscan.c``: JSON's grammar for scalars, pgid/state interned as they are read),
+and hands any file it cannot read exactly as the plain one would back to it
+(``tests/test_ceph_timeline_fast.py`` holds the two to the same tables or the same error on real and
+damaged timelines).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -71,10 +71,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pa_compute
-import pyarrow.csv as pa_csv
 
+from ._scan import PG_ANY, PG_PGID, PG_STATE, pg_rows
 from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, tidy_frame
 
 KIND = "ceph-pg-timeline"
@@ -316,71 +314,31 @@ def _columns_plain(path: Path, fields: list[str], samples: list[tuple]) -> _Colu
     return _Columns(pgid_codes, list(pgids), state_codes, list(states), numbers, n_per)
 
 
-#: JSON's grammar for the values Arrow reads as text (RE2, checked on each column's distinct values)
-_JSON_NUMBER = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
-_JSON_STRING = r'^"[^"\\\x00-\x1f]*"$'  # no escapes (the plain reader decodes those), no control chars
-_JSON_SCALAR = f"{_JSON_STRING}|{_JSON_NUMBER}|^true$|^false$"
-_ROW_SEP = re.compile(rb"\][ \t\r]*,[ \t\r]*\[")
-_COMMA_SPACE = re.compile(rb"[ \t\r]*,[ \t\r]*")
-
-
 def _columns_fast(fields: list[str], samples: list[tuple]) -> _Columns | None:
-    """The same columns from the deferred row bytes, parsed as CSV by Arrow (one call for the file);
-    ``None`` — the caller then runs :func:`_columns_plain` — unless every sample is deferred and every
-    value is what the plain reader accepts: ``pgid``/``state`` plain double-quoted text (no escapes),
-    numeric fields numbers in range or null, each row exactly ``len(fields)`` values."""
+    """The same columns from the deferred row bytes, read by the C scanner (:func:`._scan.pg_rows`, one
+    call for the file); ``None`` — the caller then runs :func:`_columns_plain` — unless every sample is
+    deferred and every value is what the plain reader accepts: ``pgid``/``state`` plain double-quoted
+    ASCII text (no escapes), numeric fields numbers in range or null, other fields JSON scalars, each
+    row exactly ``len(fields)`` values."""
     if not samples or not all(isinstance(s[2], tuple) for s in samples):
         return None
-    bodies, n_per = [], np.empty(len(samples), dtype=np.int64)
-    for k, (_, _, (_, body)) in enumerate(samples):
-        if b" " in body or b"\t" in body or b"\r" in body:  # json.dumps' default ", " separators
-            body, n = _ROW_SEP.subn(b"\n", body)
-            body = _COMMA_SPACE.sub(b",", body)
-        else:
-            n = body.count(b"],[")
-            body = body.replace(b"],[", b"\n")
-        if b"[" in body or b"]" in body or b"\\" in body:  # nested values, escapes: the plain reader's
-            return None
-        bodies.append(body)
-        n_per[k] = n + 1
-    blob = b"\n".join(bodies)
-    try:
-        tab = pa_csv.read_csv(
-            io.BytesIO(blob),
-            read_options=pa_csv.ReadOptions(column_names=fields, use_threads=False,
-                                            block_size=max(1 << 20, len(blob) + 1)),
-            parse_options=pa_csv.ParseOptions(quote_char=False, double_quote=False, escape_char=False),
-            convert_options=pa_csv.ConvertOptions(column_types={f: pa.string() for f in fields},
-                                                  null_values=["null"], strings_can_be_null=True))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a row of another length, bytes not UTF-8
+    numeric = [f for f in fields if f in _SUMS or f in _STAMPS]
+    ftypes = [PG_PGID if f == "pgid" else PG_STATE if f == "state" else
+              numeric.index(f) if f in numeric else PG_ANY for f in fields]
+    got = pg_rows(b"\n".join(s[2][1] for s in samples), len(samples), ftypes, len(numeric))
+    if got is None:
         return None
-    if tab.num_rows != int(n_per.sum()):
+    pgids, states = got.names
+    if not all("." in g for g in pgids):
         return None
-    text: dict[str, tuple[np.ndarray, list[str]]] = {}
     numbers = {}
-    for f in fields:
-        enc = pa_compute.dictionary_encode(tab.column(f).combine_chunks())
-        codes, values = enc.indices, enc.dictionary
-        grammar = (_JSON_STRING if f in ("pgid", "state") else _JSON_NUMBER if f in _SUMS or f in _STAMPS
-                   else _JSON_SCALAR)
-        if not pa_compute.all(pa_compute.match_substring_regex(values, grammar)).as_py():
+    for k, f in enumerate(numeric):
+        v = got.numbers[k]
+        if not (np.isnan(v) | ((v >= 0) & (v < _hi(f)))).all():
             return None
-        if f in ("pgid", "state"):
-            if codes.null_count:
-                return None
-            names = [v[1:-1] for v in values.to_pylist()]
-            if f == "pgid" and not all("." in v for v in names):
-                return None
-            text[f] = (codes.to_numpy(zero_copy_only=False).astype(np.int64), names)
-        elif f in _SUMS or f in _STAMPS:
-            uniq = pa_compute.cast(values, pa.float64()).to_numpy(zero_copy_only=False)
-            if not ((uniq >= 0) & (uniq < _hi(f))).all():
-                return None
-            v = np.full(len(codes), np.nan)
-            valid = ~codes.is_null().to_numpy(zero_copy_only=False)
-            v[valid] = uniq[codes.drop_null().to_numpy(zero_copy_only=False)]
-            numbers[f] = v
-    return _Columns(text["pgid"][0], text["pgid"][1], text["state"][0], text["state"][1], numbers, n_per)
+        numbers[f] = v
+    return _Columns(got.codes[0].astype(np.int64), pgids, got.codes[1].astype(np.int64), states, numbers,
+                    got.n_per)
 
 
 def _pg_columns(path: Path, fields: list[str], samples: list[tuple], fast: bool = True) -> _Columns:
