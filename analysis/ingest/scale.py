@@ -89,7 +89,7 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = Tr
         return 0
     if not split:  # a temporary part: written fast (lz4, no statistics), merged into the file later
         table_dir.mkdir(parents=True, exist_ok=True)
-        df.to_parquet(table_dir / f"part-{batch:06d}.parquet", index=False, **TEMP_PART)
+        tset.write_parquet(df, table_dir / f"part-{batch:06d}.parquet", **TEMP_PART)
         return len(df)
     camp = df["campaign"].astype("string").fillna(NO_CAMPAIGN) if "campaign" in df else \
         pd.Series(NO_CAMPAIGN, index=df.index, dtype="string")
@@ -102,7 +102,7 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = Tr
         for col in part.columns:  # categories of this slice only (a batch's dictionary, not the union)
             if isinstance(part[col].dtype, pd.CategoricalDtype):
                 part[col] = part[col].cat.remove_unused_categories()
-        part.to_parquet(d / f"part-{batch:06d}.parquet", index=False, compression="zstd")
+        tset.write_parquet(part, d / f"part-{batch:06d}.parquet")
     return len(df)
 
 
@@ -124,7 +124,8 @@ class _PartWriter:
             self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if _stringish(f.type)
                                      else f for f in t.schema])
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options)
+            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options,
+                                           use_dictionary=tset.dictionary_columns(self.schema))
         self.writer.write_table(t.cast(self.schema, safe=False).replace_schema_metadata(None))
         self.rows += len(df)
 
@@ -356,10 +357,9 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                 shutil.rmtree(tmp / name)
             elif name in ("summary", "series"):
                 df = getattr(empty, name)
-                (tset.stored_series(df) if name == "series" else df).to_parquet(
-                    tmp / f"{name}.parquet", index=False, compression="zstd")
+                tset.write_parquet(tset.stored_series(df) if name == "series" else df, tmp / f"{name}.parquet")
                 rows[name] = 0
-        files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
+        tset.write_parquet(files, tmp / "files.parquet")
         tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
                      root)
     finally:
@@ -413,7 +413,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
                 cluster.close()
     files, failed = _collect(results, rels, manifest)
     rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
-    files.to_parquet(tmp / "files.parquet", index=False, compression="zstd")
+    tset.write_parquet(files, tmp / "files.parquet")
     tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)
     _swap_in(tmp, out, TABLES)
     os.replace(tmp / "files.parquet", out / "files.parquet")

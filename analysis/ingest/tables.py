@@ -435,6 +435,23 @@ def _conform(t, schema):
     return pa.Table.from_arrays(cols, schema=schema)
 
 
+def dictionary_columns(table) -> list[str]:
+    """The columns (of a DataFrame or an Arrow schema) Parquet should dictionary-encode: all but the
+    floating-point ones.  Measured values and times are nearly all distinct; trying a dictionary on them
+    took a third of the time of writing the shipped series (4.3 M rows: 0.64 → 0.44 s) and made the file
+    larger (6.9 → 6.0 MB)."""
+    if isinstance(table, pd.DataFrame):
+        return [str(c) for c in table.columns if not pd.api.types.is_float_dtype(table[c].dtype)]
+    import pyarrow as pa
+    return [f.name for f in table if not pa.types.is_floating(f.type)]
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path, **options: Any) -> None:
+    """``df.to_parquet`` without the index, zstd unless ``options`` say otherwise, floats without a
+    dictionary (:func:`dictionary_columns`)."""
+    df.to_parquet(path, index=False, **{"compression": "zstd", "use_dictionary": dictionary_columns(df), **options})
+
+
 def merge_parts(parts: list[Path], dest: Path) -> int:
     """Parquet parts written by pandas → one Parquet file ``dest``, their rows in the order given, one part
     in memory at a time (the default ingest's bounded write).  Columns are the union of the parts' in
@@ -446,7 +463,8 @@ def merge_parts(parts: list[Path], dest: Path) -> int:
     schema = _unified_schema(parts)
     rows = 0
     stats = [n for n in STATS_COLUMNS if n in schema.names]  # min/max where readers filter; elsewhere half the write time
-    with pq.ParquetWriter(dest, schema, compression="zstd", write_statistics=stats) as w:
+    with pq.ParquetWriter(dest, schema, compression="zstd", write_statistics=stats,
+                          use_dictionary=dictionary_columns(schema)) as w:
         for t in _prefetched(_conform(t, schema) for t in _row_groups(parts)):
             w.write_table(t)  # encoding (this thread) overlaps reading the next row group (the other)
             rows += t.num_rows

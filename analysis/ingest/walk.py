@@ -511,7 +511,7 @@ def write_tables(result: IngestResult, out: str | Path, root: str | Path | None 
     try:
         for name, df in tables.items():
             tmp = tmps[name] = out / f".{name}.parquet.tmp-{os.getpid()}"  # removed below even if half-written
-            df.to_parquet(tmp, index=False, compression="zstd")
+            tset.write_parquet(df, tmp)
         return tset.install(out, tmps, root)
     finally:
         for tmp in tmps.values():
