@@ -47,3 +47,46 @@ def test_interval_percentiles_of_no_rows_and_zero_rows():
     values = coarse_bin_values(NR_FIO3, 0)
     assert interval_percentiles(np.zeros((0, len(values)), np.int64), values, QS).shape == (0, len(QS))
     assert np.isnan(interval_percentiles(np.zeros((2, len(values)), np.int64), values, QS)).all()
+
+
+def _as_scanned(counts: np.ndarray) -> np.ndarray:
+    """The layout read_int_table returns: a row slice of an over-allocated Fortran-ordered table, 3 leading
+    columns (time, ddir, bs) before the bins."""
+    n, b = counts.shape
+    tab = np.zeros((n + 5, b + 3), dtype=np.int64, order="F")
+    tab[:n, 3:] = counts
+    return tab[:n, 3:]
+
+
+@pytest.mark.parametrize("coarseness", [0, 3])
+def test_the_c_pass_equals_the_numpy_rule(coarseness):
+    from analysis.ingest._scan import hist_percentiles
+    rng = np.random.default_rng(11)
+    values = coarse_bin_values(NR_FIO3, coarseness)
+    counts = np.zeros((40, len(values)), dtype=np.int64)
+    for r in range(40):
+        bins = rng.integers(0, len(values), size=rng.integers(1, 30))
+        counts[r, bins] = rng.integers(1, 3000, size=len(bins))
+    counts[[0, 9]] = 0
+    counts[12] = 0
+    counts[12, [2, 3]] = [1, 1]
+    qs = np.array([99.9, 50.0, 100.0, 1.0, 90.0])  # any order
+    pos, tot = hist_percentiles(_as_scanned(counts), qs)
+    got = np.where(pos >= 0, values[np.minimum(pos, len(values) - 1)], np.nan)
+    np.testing.assert_array_equal(got, interval_percentiles(counts, values, qs))
+    np.testing.assert_array_equal(tot, counts.sum(axis=1))
+    assert (pos[[0, 9]] == -1).all() and pos[12].tolist() == [3, 2, 3, 2, 3]
+    one = hist_percentiles(counts[5:6].copy(), qs)  # one C-ordered row, as the per-direction totals are
+    np.testing.assert_array_equal(one[0], pos[5:6])
+
+
+def test_the_c_pass_names_the_first_negative_row_and_declines_huge_counts():
+    from analysis.ingest._scan import hist_percentiles
+    counts = np.ones((6, 64), dtype=np.int64)
+    counts[4, 10] = -1
+    counts[2, 50] = -3
+    assert hist_percentiles(_as_scanned(counts), QS) == 2
+    counts[[2, 4]] = 1
+    counts[3, 7] = 2**60  # totals past 2**53: the float64 rule decides
+    assert hist_percentiles(_as_scanned(counts), QS) is None
+    assert hist_percentiles(_as_scanned(counts).astype(np.float64), QS) is None

@@ -73,6 +73,19 @@ def test_fio333_histogram_log_percentiles():
     assert s["t_s"].iloc[0] == 0.501  # "501, 0, 4096, …"
 
 
+def test_a_negative_histogram_count_names_its_line(tmp_path):
+    lines = (FIO / "randread-4k-windowed" / "win_clat_hist.1.log").read_text().splitlines(keepends=True)
+    for ln, at in ((5, 10), (3, 200)):  # the first damaged line is named, though the bin-by-bin scan meets 5 first
+        f = lines[ln - 1].split(", ")
+        f[at] = "-1"
+        lines[ln - 1] = ", ".join(f)
+    bad = tmp_path / "win_clat_hist.1.log"
+    bad.write_text("".join(lines))
+    with pytest.raises(IngestError) as e:
+        read(bad)
+    assert e.value.line == 3 and "bin counts must be non-negative" in e.value.message
+
+
 def test_fio2_histogram_logs(corpus):
     p = read(corpus / "fio_logs" / "pkb_fio-2.17_clat_hist.1.log")
     assert p.meta["bins"] == 1216 and p.meta["bin_unit"] == "µs"
