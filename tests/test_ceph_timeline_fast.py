@@ -227,3 +227,11 @@ def test_mutated_sample_lines_read_as_the_plain_reader_reads_them(monkeypatch, t
             buf[at] = b
         _same(tmp_path / "t.jsonl", bytes(buf), monkeypatch)
     check()
+
+
+def test_a_line_that_goes_back_and_is_not_json_is_reported_as_not_json(monkeypatch, tmp_path):
+    """Found by the mutation test: the fast path checked a deferred line's time before its JSON."""
+    broken = '{"t":1763739000.0,"pgs":[[%s,[[]]}' % ROW[1:]  # goes back 1000 s, and the list is not closed
+    lines = [HDR, f'{{"t":1763740001.0,"pgs":[{ROW}]}}', broken]
+    r = _same(tmp_path / "t.jsonl", ("\n".join(lines) + "\n").encode(), monkeypatch)
+    assert r[0] == "error" and r[1] == 3 and r[2].startswith("expected one JSON object per line"), r

@@ -65,6 +65,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,10 @@ def _load(path: Path, data: bytes) -> dict[str, Any]:
             ln = i + 1
             if hdr is not None and out["trailer"] is None and not (truncated_tail and i == last_nb):
                 m = _FAST_SAMPLE.fullmatch(raw)
-                if m is not None and b":" not in m.group(2) and math.isfinite(t := float(m.group(1))):
+                # deferred only when in time order: a line that goes back is decoded first, so that a
+                # line that is not JSON either is reported as such, as the plain reader does
+                if (m is not None and b":" not in m.group(2) and math.isfinite(t := float(m.group(1)))
+                        and t >= latest["poll"] - BACKWARDS_TOLERANCE_S):
                     _advance(path, latest, "poll", t, ln)
                     out["samples"].append((t, ln, (raw, m.group(2))))
                     continue
@@ -346,29 +350,44 @@ def _pg_columns(path: Path, fields: list[str], samples: list[tuple], fast: bool 
     return (fast and _columns_fast(fields, samples)) or _columns_plain(path, fields, samples)
 
 
+@dataclass
+class _Pgs:
+    """All PG rows of all samples, column-wise: ``sample`` (index into the time-sorted sample times),
+    ``pool`` (codes into ``pools``, sorted by name), ``pgid`` (codes into ``pgids``) and ``cols``: ``pgs``
+    (1), flag counts (0/1) and the numeric pg_fields (float64, NaN = null)."""
+    sample: np.ndarray
+    pool: np.ndarray
+    pools: list[str]
+    pgid: np.ndarray
+    pgids: list[str]
+    cols: dict[str, np.ndarray]
+
+    def rows_of(self, pool: str) -> np.ndarray:
+        """Mask of the rows of ``pool`` (all False when no PG of it was sampled)."""
+        code = self.pools.index(pool) if pool in self.pools else -1
+        return self.pool == code
+
+
 def _pg_table(path: Path, fields: list[str], pools: dict[str, str],
-              samples: list[tuple], fast: bool = True) -> tuple[pd.DataFrame, np.ndarray]:
-    """All PG rows of all samples, long: ``sample`` (index into the time-sorted sample times), ``pool``,
-    ``pgid`` (categoricals; pools sorted by name), flag counts (0/1) and the numeric pg_fields; returns
-    (table, sample times)."""
+              samples: list[tuple], fast: bool = True) -> tuple[_Pgs, np.ndarray]:
+    """All PG rows of all samples (:class:`_Pgs`) and the sample times, sorted."""
     ts = np.array([s[0] for s in samples], dtype=np.float64)
     order = np.argsort(ts, kind="stable")
     rank = np.empty(len(ts), dtype=np.int64)
     rank[order] = np.arange(len(ts))
     c = _pg_columns(path, fields, samples, fast)
-    # pool and pgid as categoricals over the distinct names (a few hundred per file, not a string per row)
+    # pools as codes over the distinct names (a few per file, not a string per row)
     pool_names, pool_of_pgid = np.unique(np.array([pools.get(p, p) for p in (g.partition(".")[0] for g in c.pgids)],
                                                   dtype=object).astype(str), return_inverse=True)
     n = len(c.pgid_codes)
-    cols: dict[str, Any] = {"sample": rank[np.repeat(np.arange(len(ts)), c.n_per)],
-                            "pool": cat(pool_of_pgid[c.pgid_codes] if len(c.pgids) else c.pgid_codes,
-                                        pool_names.tolist()),
-                            "pgid": cat(c.pgid_codes, c.pgids), "pgs": np.ones(n, dtype=np.int64)}
+    cols: dict[str, np.ndarray] = {"pgs": np.ones(n, dtype=np.int64)}
     flagsets = [frozenset(s.split("+")) for s in c.states]
     for metric, pred in _FLAGS.items():
         cols[metric] = np.array([pred(f) for f in flagsets] or [False], dtype=np.int64)[c.state_codes]
     cols.update(c.numbers)
-    return pd.DataFrame(cols), ts[order]
+    return _Pgs(rank[np.repeat(np.arange(len(ts)), c.n_per)],
+                pool_of_pgid[c.pgid_codes] if len(c.pgids) else np.asarray(c.pgid_codes, np.int64),
+                pool_names.tolist(), c.pgid_codes, c.pgids, cols), ts[order]
 
 
 def _first(mask: np.ndarray) -> int | None:
@@ -436,25 +455,21 @@ def parse(path: Path, data: bytes) -> Parsed:
         meta["trailer_samples"] = doc["trailer"].get("samples")
 
     evl = doc["events"]
-    ev_pid = pd.Series([e[2].partition(".")[0] for e in evl], dtype=object)
-    ev = pd.DataFrame({"t": np.array([e[0] for e in evl], dtype=np.float64),
-                       "event": pd.Series([e[1] for e in evl], dtype=object),
-                       "pgid": pd.Series([e[2] for e in evl], dtype=object),
-                       "pool": ev_pid.map(pools).fillna(ev_pid)})
-    meta["event_counts"] = {str(k): int(v) for k, v in ev["event"].value_counts().items()}
+    ev = _Events(np.array([e[0] for e in evl], dtype=np.float64), [e[1] for e in evl], [e[2] for e in evl],
+                 [pools.get(e[2].partition(".")[0], e[2].partition(".")[0]) for e in evl])
+    meta["event_counts"] = dict(Counter(ev.event).most_common())
 
     # scrub progress of the requested pool, per PG row
     scrub_pool = mark_pools.get("deep_scrub_requested")
     t_req = marks.get("deep_scrub_requested")
-    if t_req is not None and scrub_pool is not None and "last_deep_scrub_stamp" in tab:
-        done = (tab["pool"] == scrub_pool).to_numpy() & (tab["last_deep_scrub_stamp"] >= t_req).to_numpy()
-        if "num_objects" in tab:
-            tab["objects_scrubbed"] = np.where(done, tab["num_objects"].fillna(0), 0.0)
-        if "num_bytes" in tab:
-            tab["bytes_scrubbed"] = np.where(done, tab["num_bytes"].fillna(0), 0.0)
+    if t_req is not None and scrub_pool is not None and "last_deep_scrub_stamp" in tab.cols:
+        done = tab.rows_of(scrub_pool) & (tab.cols["last_deep_scrub_stamp"] >= t_req)
+        for field, metric in (("num_objects", "objects_scrubbed"), ("num_bytes", "bytes_scrubbed")):
+            if field in tab.cols:
+                v = tab.cols[field]
+                tab.cols[metric] = np.where(done & ~np.isnan(v), v, 0.0)
 
-    value_cols = [c for c in tab.columns if c not in ("sample", "pool", "pgid") and c not in _STAMPS]
-    per_pool = _per_pool(tab, value_cols, len(ts))
+    per_pool = _per_pool(tab, [c for c in tab.cols if c not in _STAMPS], len(ts))
     series = _series(source, per_pool, ts - t0, scrub_pool)
 
     rows: list[tuple[str, str, str, float, str]] = []
@@ -481,15 +496,42 @@ def parse(path: Path, data: bytes) -> Parsed:
                   series=series, partial=bool(incomplete))
 
 
-def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: str | None) -> pd.DataFrame:
+@dataclass
+class _Events:
+    """Cluster-log events: time (unix s), text, pgid and the pgid's pool name, per event."""
+    t: np.ndarray
+    event: list[str]
+    pgid: list[str]
+    pool: list[str]
+
+
+@dataclass
+class _PerPool:
+    """Sums per (pool, sample) that has PG rows, pools in name order then samples: ``pool`` codes into
+    ``pools``, ``sample``, ``sums`` by series metric (pg_fields renamed)."""
+    pool: np.ndarray
+    sample: np.ndarray
+    pools: list[str]
+    sums: dict[str, np.ndarray]
+
+    def rows_of(self, pool: str) -> np.ndarray | None:
+        """Indices of ``pool``'s rows (ascending samples), or None when it has none."""
+        if pool not in self.pools:
+            return None
+        idx = np.flatnonzero(self.pool == self.pools.index(pool))
+        return idx if len(idx) else None
+
+
+def _series(source: str, per_pool: _PerPool, t_s: np.ndarray, scrub_pool: str | None) -> pd.DataFrame:
     """The (pool, sample) × metric table → tidy rows ordered by pool, metric, time (one build)."""
-    metrics = [(m, u) for m, u in _SERIES if m in per_pool]
-    if not len(per_pool) or not metrics:
+    metrics = [(m, u) for m, u in _SERIES if m in per_pool.sums]
+    if not len(per_pool.pool) or not metrics:
         return empty_frame(SERIES_COLUMNS)
-    vals = per_pool[[m for m, _ in metrics]].to_numpy(np.float64)
-    pool_codes, pool_names = pd.factorize(per_pool.index.get_level_values("pool"))
-    pool_names = np.asarray(pool_names, dtype=object)
-    sample = per_pool.index.get_level_values("sample").to_numpy()
+    vals = np.column_stack([per_pool.sums[m] for m, _ in metrics])
+    present = np.unique(per_pool.pool)  # pools with rows (all, as every PG row adds to one), by name
+    pool_codes = np.searchsorted(present, per_pool.pool)
+    pool_names = np.asarray(per_pool.pools, dtype=object)[present]
+    sample = per_pool.sample
     keep = np.ones(vals.shape, dtype=bool)
     for j, (m, _) in enumerate(metrics):
         if m in ("objects_scrubbed", "bytes_scrubbed"):
@@ -503,7 +545,7 @@ def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: st
     zeros = np.zeros(n, dtype=np.int8)
     return tidy_frame({
         "source": cat(zeros, [source]),
-        "job": cat(pool_codes[ri], pool_names),
+        "job": cat(pool_codes[ri], pool_names.tolist()),
         "ddir": cat(zeros, [""]),
         "metric": cat(mj, [m for m, _ in metrics]),
         "value": vals[ri, mj],
@@ -512,62 +554,49 @@ def _series(source: str, per_pool: pd.DataFrame, t_s: np.ndarray, scrub_pool: st
     }, SERIES_COLUMNS)
 
 
-def _group_sums(key: np.ndarray, tab: pd.DataFrame, cols: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Sums of ``cols`` over the rows of each distinct ``key`` (ascending), null (NaN) counting 0, as
-    ``DataFrame.groupby(key).sum()`` gives them (the values are whole numbers: exact below 2**53)."""
+def _group_sums(key: np.ndarray, cols: dict[str, np.ndarray], names: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Sums of the columns ``names`` over the rows of each distinct ``key`` (ascending), null (NaN)
+    counting 0, as ``DataFrame.groupby(key).sum()`` gives them (whole numbers: exact below 2**53)."""
     uniq, inv = np.unique(key, return_inverse=True)
     sums = {}
-    for c in cols:
-        v = tab[c].to_numpy(np.float64)
+    for c in names:
+        v = cols[c].astype(np.float64, copy=False)
         sums[c] = np.bincount(inv, weights=np.where(np.isnan(v), 0.0, v), minlength=len(uniq))
     return uniq, sums
 
 
-def _per_pool(tab: pd.DataFrame, cols: list[str], n_samples: int) -> pd.DataFrame:
-    """(pool, sample) → sums of ``cols`` (pg_fields renamed to their series metrics), for the pairs that
-    have PG rows; pools in name order, then samples."""
-    pools = tab["pool"].cat
-    key, sums = _group_sums(pools.codes.to_numpy(np.int64) * max(n_samples, 1) + tab["sample"].to_numpy(),
-                            tab, cols)
-    index = pd.MultiIndex.from_arrays(
-        [np.asarray(pools.categories, dtype=object)[key // max(n_samples, 1)], key % max(n_samples, 1)],
-        names=["pool", "sample"])
-    return pd.DataFrame({_SUMS[c][0] if c in _SUMS else c: v for c, v in sums.items()}, index=index)
+def _per_pool(tab: _Pgs, names: list[str], n_samples: int) -> _PerPool:
+    """(pool, sample) → sums of the columns ``names`` (pg_fields renamed to their series metrics)."""
+    m = max(n_samples, 1)
+    key, sums = _group_sums(tab.pool.astype(np.int64) * m + tab.sample, tab.cols, names)
+    return _PerPool(key // m, key % m, tab.pools, {_SUMS[c][0] if c in _SUMS else c: v for c, v in sums.items()})
 
 
-def _pool_table(per_pool: pd.DataFrame, pool: str) -> pd.DataFrame | None:
-    if pool not in per_pool.index.get_level_values("pool"):
-        return None
-    return per_pool.xs(pool, level="pool")
-
-
-def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.DataFrame, pool: str,
+def _scrub(tab: _Pgs, per_pool: _PerPool, ts: np.ndarray, ev: _Events, pool: str,
            t_req: float, meta: dict[str, Any], incomplete: list[str]) -> list[tuple]:
-    g = _pool_table(per_pool, pool)
+    g = per_pool.rows_of(pool)
     if g is None:
         incomplete.append(f"no PGs of scrubbed pool {pool!r} in the samples")
         return []
     rows: list[tuple] = []
-    tt = ts[g.index.to_numpy()]
+    tt = ts[per_pool.sample[g]]
     i = _at_or_before(tt, t_req, fallback_after=True)
-    objects = float(g["objects"].iloc[i]) if "objects" in g else None
-    nbytes = float(g["bytes"].iloc[i]) if "bytes" in g else None
-    mine = (tab["pool"] == pool).to_numpy()
-    pg = tab["pgid"].cat.codes.to_numpy()
-    names = tab["pgid"].cat.categories
-    sample = tab["sample"].to_numpy()
-    pg_set = np.unique(pg[mine & (sample == sample[mine].max())])  # the last sample's PGs (codes)
+    objects = float(per_pool.sums["objects"][g][i]) if "objects" in per_pool.sums else None
+    nbytes = float(per_pool.sums["bytes"][g][i]) if "bytes" in per_pool.sums else None
+    mine = tab.rows_of(pool)
+    pg_set = np.unique(tab.pgid[mine & (tab.sample == tab.sample[mine].max())])  # the last sample's PGs
     # per PG: first completion at/after the request, from the cluster log, else from the stamps
-    is_done = np.array([_DEEP_DONE.match(x) is not None for x in ev["event"]], dtype=bool)
-    ok = ev[(ev["pool"] == pool).to_numpy() & (ev["t"] >= t_req).to_numpy() & is_done]
-    code = names.get_indexer(ok["pgid"].astype(str))  # -1: a PG no sample shows, not in pg_set
-    by_event = np.full(len(names), np.nan)
-    np.fmin.at(by_event, code[code >= 0], ok["t"].to_numpy(np.float64)[code >= 0])
-    by_stamp = np.full(len(names), np.nan)
-    if "last_deep_scrub_stamp" in tab:
-        stamp = tab["last_deep_scrub_stamp"].to_numpy(np.float64)
+    code_of = {name: k for k, name in enumerate(tab.pgids)}
+    by_event = np.full(len(tab.pgids), np.nan)
+    for t, text, pgid, p in zip(ev.t, ev.event, ev.pgid, ev.pool):
+        k = code_of.get(pgid)  # None: a PG no sample shows, not in pg_set
+        if k is not None and p == pool and t >= t_req and _DEEP_DONE.match(text) and not by_event[k] <= t:
+            by_event[k] = t
+    by_stamp = np.full(len(tab.pgids), np.nan)
+    if "last_deep_scrub_stamp" in tab.cols:
+        stamp = tab.cols["last_deep_scrub_stamp"]
         st = mine & (stamp >= t_req)
-        np.fmin.at(by_stamp, pg[st], stamp[st])
+        np.fmin.at(by_stamp, tab.pgid[st], stamp[st])
     from_event = ~np.isnan(by_event[pg_set])
     end = np.where(from_event, by_event[pg_set], by_stamp[pg_set])
     n_done = int((~np.isnan(end)).sum())
@@ -592,15 +621,16 @@ def _scrub(tab: pd.DataFrame, per_pool: pd.DataFrame, ts: np.ndarray, ev: pd.Dat
     return rows
 
 
-def _snaptrim(per_pool: pd.DataFrame, ts: np.ndarray, pool: str, t_rm: float,
+def _snaptrim(per_pool: _PerPool, ts: np.ndarray, pool: str, t_rm: float,
               incomplete: list[str]) -> list[tuple]:
-    g = _pool_table(per_pool, pool)
+    g = per_pool.rows_of(pool)
     if g is None:
         incomplete.append(f"no PGs of snap pool {pool!r} in the samples")
         return []
-    tt = ts[g.index.to_numpy()]
-    queue = g["snaptrim_queue"].to_numpy() if "snaptrim_queue" in g else np.zeros(len(g))
-    active = (queue > 0) | (g["pgs_snaptrim"].to_numpy() > 0)
+    tt = ts[per_pool.sample[g]]
+    sums = {k: v[g] for k, v in per_pool.sums.items()}
+    queue = sums["snaptrim_queue"] if "snaptrim_queue" in sums else np.zeros(len(g))
+    active = (queue > 0) | (sums["pgs_snaptrim"] > 0)
     after = tt > t_rm
     seen = _first(after & active)
     if seen is None:
@@ -613,15 +643,15 @@ def _snaptrim(per_pool: pd.DataFrame, ts: np.ndarray, pool: str, t_rm: float,
     dur = float(tt[end] - t_rm)
     rows: list[tuple] = [(pool, "", "snaptrim_duration", dur, "s")]
     before = _at_or_before(tt, t_rm)
-    if "objects" in g and before is not None:
-        n = float(g["objects"].iloc[before] - g["objects"].iloc[end])
+    if "objects" in sums and before is not None:
+        n = float(sums["objects"][before] - sums["objects"][end])
         rows += [(pool, "", "snaptrim_objects", n, "count"), (pool, "", "snaptrim_rate", n / dur, "1/s")]
     return rows
 
 
-def _recovery(tab: pd.DataFrame, ts: np.ndarray, t_rec: float, incomplete: list[str]) -> list[tuple]:
-    cols = [c for c in ("degraded", "misplaced", "unfound") if c in tab]
-    sample, c = _group_sums(tab["sample"].to_numpy(), tab, ["pgs", "pgs_active_clean"] + cols)
+def _recovery(tab: _Pgs, ts: np.ndarray, t_rec: float, incomplete: list[str]) -> list[tuple]:
+    cols = [c for c in ("degraded", "misplaced", "unfound") if c in tab.cols]
+    sample, c = _group_sums(tab.sample, tab.cols, ["pgs", "pgs_active_clean"] + cols)
     tt = ts[sample]
     dirty = sum((c[x] for x in cols), np.zeros(len(sample)))
     pgs = c["pgs"]
