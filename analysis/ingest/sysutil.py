@@ -24,6 +24,11 @@ the same job), ``cpu_busy`` with job "all" (mean over CPUs), ``disk_util_max`` p
 ``samples`` (count).  The interval of a line is the time since the previous one (the first line: the
 median interval, ``meta["interval_s"]``).  A truncated last line (interrupted capture) makes the result
 ``partial``.
+
+Two readers, one result: the line-by-line one (``json.loads`` per line, :func:`_records`) is the
+reference; files of :data:`ARROW_MIN_BYTES` or more are first offered to Arrow's JSON reader
+(:func:`_columns_arrow`), which hands back anything but plain numeric objects
+(``tests/test_sysutil_fast.py`` holds the two to the same tables or the same error).
 """
 
 from __future__ import annotations
@@ -116,13 +121,63 @@ def _columns(recs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     return {k: np.array([r.get(k) for r in recs], dtype=np.float64) for k in keys}  # None → NaN
 
 
+def _leaves(arr, prefix: str, out: dict[str, np.ndarray]) -> bool:
+    """Arrow's column ``arr`` → ``out`` (``{"disk\tvda\treads": float64}``), struct fields joined with a
+    tab, a missing or null object making its fields NaN (a device idle for the second); False when a
+    value is not a number or null (text, bool, list)."""
+    import pyarrow as pa
+    if pa.types.is_struct(arr.type):
+        return all(_leaves(child, f"{prefix}{arr.type.field(i).name}\t", out)
+                   for i, child in enumerate(arr.flatten()))  # flatten: the object's nulls in its fields
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_null(arr.type)):
+        return False
+    out[prefix[:-1]] = arr.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return True
+
+
+#: files at least this large go through Arrow first (below it, Arrow's fixed cost of ~1 ms per call is
+#: more than the line-by-line reader needs; measured on this VM: 2 KB 0.9 vs 1.4 ms, 90 KB 3.4 vs 1.1 ms)
+ARROW_MIN_BYTES = 16 << 10
+
+
+def _columns_arrow(data: bytes) -> dict[str, np.ndarray] | None:
+    """What :func:`_records` + :func:`_columns` give, read by Arrow's JSON reader (3× faster on a 90 KB
+    file); None — read line by line then — unless every line is an object whose values are numbers,
+    null or objects of them, with a number ``t`` (non-decreasing within 1 s) and an object ``cpu``, and
+    no number is :data:`_MAX` or more.  Arrow refuses duplicate keys, a key whose type changes and
+    lines that are not JSON, so those too go line by line."""
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+    try:
+        tab = pa_json.read_json(pa.py_buffer(data), read_options=pa_json.ReadOptions(
+            use_threads=False, block_size=max(1 << 20, len(data) + 1)))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if tab.num_rows == 0 or "t" not in tab.column_names or "cpu" not in tab.column_names:
+        return None
+    out: dict[str, np.ndarray] = {}
+    for name in tab.column_names:
+        col = tab.column(name).combine_chunks()
+        if name in ("t", "cpu") and (col.null_count or pa.types.is_null(col.type)):
+            return None
+        if name == "cpu" and not pa.types.is_struct(col.type) or not _leaves(col, f"{name}\t", out):
+            return None
+    t = out["t"]
+    if (np.diff(t) < -1.0).any() or any((np.abs(v[~np.isnan(v)]) >= _MAX).any() for v in out.values()):
+        return None
+    return out
+
+
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
-    try:
-        recs, partial = _records(path, data)
-    except UnicodeDecodeError as e:
-        raise IngestError(path, f"{_EXPECT}: not UTF-8", offset=e.start) from None
-    flat = _columns(recs)
+    flat = _columns_arrow(data) if isinstance(data, bytes) and len(data) >= ARROW_MIN_BYTES else None
+    partial = False
+    if flat is None:
+        try:
+            recs, partial = _records(path, data)
+        except UnicodeDecodeError as e:
+            raise IngestError(path, f"{_EXPECT}: not UTF-8", offset=e.start) from None
+        flat = _columns(recs)
     t = flat["t"]
     dt = np.diff(t)
     interval = float(np.median(dt)) if len(dt) else 1.0
