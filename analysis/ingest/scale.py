@@ -52,8 +52,10 @@ from .tables import OPTIONAL as OPTIONAL_TABLES
 from .walk import IngestResult, assemble, ingest_file
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
-#: Parquet options of a part that only lives until the merge (statistics cost half of a write's time)
-TEMP_PART = {"compression": "lz4", "write_statistics": False}
+#: a part that only lives until the merge is an Arrow IPC stream (``.arrows``), zstd-compressed: on a
+#: 40 M-row part, 0.73 s of CPU to write and 0.33 s to read back, against 2.38 and 1.15 s as Parquet (lz4),
+#: and 40 MB instead of 213 (stream, not file format: a streamed log's blocks may carry other dictionaries)
+TEMP_SUFFIX = ".arrows"
 
 
 @dataclass
@@ -87,9 +89,12 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = Tr
     whole as ``table_dir/part-<batch>.parquet`` (``split=False``: parts to be merged into one file)."""
     if df is None or not len(df):
         return 0
-    if not split:  # a temporary part: written fast (lz4, no statistics), merged into the file later
+    if not split:  # a temporary part (TEMP_SUFFIX), merged into the file later
+        import pyarrow as pa
         table_dir.mkdir(parents=True, exist_ok=True)
-        tset.write_parquet(df, table_dir / f"part-{batch:06d}.parquet", **TEMP_PART)
+        w = _PartWriter(table_dir / f"part-{batch:06d}{TEMP_SUFFIX}", temporary=True)
+        w.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        w.close()
         return len(df)
     camp = df["campaign"].astype("string").fillna(NO_CAMPAIGN) if "campaign" in df else \
         pd.Series(NO_CAMPAIGN, index=df.index, dtype="string")
@@ -107,31 +112,46 @@ def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = Tr
 
 
 class _PartWriter:
-    """Row groups appended to one Parquet part (string-like columns stored as dictionary<int32, string>, a
+    """Row groups appended to one part (string-like columns stored as dictionary<int32, string>, a
     dictionary per row group; the schema of the first block), removed again if the file that wrote it
-    fails midway."""
+    fails midway: Parquet (zstd) for the partitioned layout, an Arrow IPC stream (:data:`TEMP_SUFFIX`)
+    for a ``temporary`` part that the merge reads back."""
 
     def __init__(self, path: Path, temporary: bool = False):
-        self.path, self.writer, self.schema, self.rows = path, None, None, 0
-        self.options = TEMP_PART if temporary else {"compression": "zstd"}
+        self.path, self.writer, self.schema, self.rows, self.temporary = path, None, None, 0, temporary
+        self.sink = None
 
     def write(self, df: pd.DataFrame) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
-
         t = pa.Table.from_pandas(df, preserve_index=False)
         if self.writer is None:
             self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if _stringish(f.type)
                                      else f for f in t.schema])
+        self.write_arrow(t.cast(self.schema, safe=False).replace_schema_metadata(None))
+
+    def write_arrow(self, t) -> None:
+        """Append an Arrow table (the first one sets the schema, pandas' metadata included)."""
+        import pyarrow as pa
+        import pyarrow.ipc as ipc
+        import pyarrow.parquet as pq
+        if self.writer is None:
+            self.schema = self.schema or t.schema
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options,
-                                           use_dictionary=tset.dictionary_columns(self.schema))
-        self.writer.write_table(t.cast(self.schema, safe=False).replace_schema_metadata(None))
-        self.rows += len(df)
+            if self.temporary:
+                self.sink = pa.OSFile(str(self.path), "wb")
+                self.writer = ipc.new_stream(self.sink, t.schema, options=ipc.IpcWriteOptions(
+                    compression="zstd", use_threads=False))
+            else:
+                self.writer = pq.ParquetWriter(self.path, self.schema, compression="zstd",
+                                               **tset.parquet_options(self.schema))
+        self.writer.write_table(t)
+        self.rows += t.num_rows
 
     def close(self, ok: bool = True) -> None:
         if self.writer is not None:
             self.writer.close()
+            if self.sink is not None:
+                self.sink.close()
             if not ok:  # a file that failed midway leaves no rows behind
                 self.path.unlink()
                 self.rows = 0
@@ -147,7 +167,7 @@ class _PartSink:
         camp = keys.get("campaign")
         sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}" if split \
             else Path()
-        name = f"part-{batch:06d}-{n:04d}.parquet"
+        name = f"part-{batch:06d}-{n:04d}" + (".parquet" if split else TEMP_SUFFIX)
         self.series = _PartWriter(out / "series" / sub / name, temporary=not split)
         self.blk = _PartWriter(out / "blk_requests" / sub / name, temporary=not split)
 
@@ -351,7 +371,7 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
         rows: dict[str, int] = {}
         empty = _assemble_empty([], [], None)
         for name in TABLES:
-            parts = sorted((tmp / name).glob("part-*.parquet")) if (tmp / name).is_dir() else []
+            parts = sorted((tmp / name).glob(f"part-*{TEMP_SUFFIX}")) if (tmp / name).is_dir() else []
             if parts:
                 rows[name] = tset.merge_parts(parts, tmp / f"{name}.parquet")
                 shutil.rmtree(tmp / name)
