@@ -235,3 +235,31 @@ def test_a_line_that_goes_back_and_is_not_json_is_reported_as_not_json(monkeypat
     lines = [HDR, f'{{"t":1763740001.0,"pgs":[{ROW}]}}', broken]
     r = _same(tmp_path / "t.jsonl", ("\n".join(lines) + "\n").encode(), monkeypatch)
     assert r[0] == "error" and r[1] == 3 and r[2].startswith("expected one JSON object per line"), r
+
+
+def test_the_scanners_numbers_are_pythons_bit_for_bit():
+    """pg_rows converts a number exactly (Clinger's fast path, else strtod): the same double as
+    ``float(json.loads(text))``, sign of zero included, over integers, decimals and exponents of all sizes."""
+    import random
+    import struct
+
+    from analysis.ingest._scan import PG_PGID, PG_STATE, pg_rows
+    rnd = random.Random(5)
+    texts = ["0", "-0", "0.0", "-0.0", "1", "9007199254740992", "9007199254740993", "18446744073709551615",
+             "1795622857.22534", "0.1", "0.30000000000000004", "1e22", "1e23", "4.35e-22", "123456789012345678e-40",
+             "2.2250738585072014e-308", "1.7976931348623157e308", "5e-324", "12345678901234567890123"]
+    for _ in range(3000):
+        ip = str(rnd.randrange(10 ** rnd.randrange(1, 21)))
+        fp = "".join(rnd.choice("0123456789") for _ in range(rnd.randrange(0, 12)))
+        t = ("-" if rnd.random() < 0.3 else "") + ip + ("." + fp if fp else "")
+        if rnd.random() < 0.4:
+            t += rnd.choice("eE") + rnd.choice(["", "+", "-"]) + str(rnd.randrange(0, 40))
+        texts.append(t)
+    texts = [t for t in texts if len(t) < 60]
+    body = ",".join(f'["1.{k:x}","s",{t}]' for k, t in enumerate(texts))[1:-1]  # rows of one line
+    got = pg_rows(body.encode(), 1, [PG_PGID, PG_STATE, 0], 1)
+    assert got is not None and got.n_per.tolist() == [len(texts)]
+    bits = [struct.pack("<d", x) for x in got.numbers[0]]
+    want = [struct.pack("<d", float(json.loads(t))) for t in texts]
+    bad = [(t, g, w) for t, g, w in zip(texts, bits, want) if g != w]
+    assert not bad, bad[:5]

@@ -339,6 +339,48 @@ static const uint8_t *json_plain_string(const uint8_t *p, const uint8_t *e)
     return NULL;
 }
 
+/* A JSON number (already checked by json_number) as a double when Clinger's fast path makes it exact:
+ * at most 19 digits whose value is below 2^53, scaled by 10^e with |e| <= 22 (both factors exact, one
+ * correctly rounded IEEE operation: what strtod returns).  NaN otherwise.  *is_int: no '.' and no
+ * exponent. */
+static double fast_decimal(const uint8_t *p, const uint8_t *q, int *is_int)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int neg = 0, digits = 0;
+    int64_t frac = 0, e = 0;
+    uint64_t m = 0;
+    *is_int = 1;
+    if (p < q && *p == '-') { neg = 1; p++; }
+    for (; p < q && *p >= '0' && *p <= '9'; p++) {
+        if (++digits > 19) return NAN;
+        m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < q && *p == '.') {
+        *is_int = 0;
+        for (p++; p < q && *p >= '0' && *p <= '9'; p++, frac++) {
+            if (++digits > 19) return NAN;
+            m = m * 10 + (uint64_t)(*p - '0');
+        }
+    }
+    if (p < q && (*p == 'e' || *p == 'E')) {
+        int eneg = 0;
+        *is_int = 0;
+        p++;
+        if (p < q && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        for (; p < q; p++) {
+            e = e * 10 + (*p - '0');
+            if (e > 10000) return NAN;
+        }
+        if (eneg) e = -e;
+    }
+    e -= frac;
+    if (m > ((uint64_t)1 << 53) || e < -22 || e > 22) return NAN;
+    double x = (double)m;
+    x = e < 0 ? x / p10[-e] : x * p10[e];
+    return neg ? -x : x;
+}
+
 static inline int lit(const uint8_t *p, const uint8_t *e, const char *w, int64_t n)
 {
     return e - p >= n && memcmp(p, w, (size_t)n) == 0;
@@ -369,12 +411,15 @@ int64_t pg_rows(const uint8_t *buf, int64_t n, int64_t nf, const int64_t *ftype,
                     else {
                         q = json_number(p, le);
                         if (!q || q - p >= (int64_t)sizeof tmp) return -1 - (p - buf);
-                        memcpy(tmp, p, (size_t)(q - p));
-                        tmp[q - p] = 0;
-                        double x = strtod(tmp, NULL);
+                        int is_int = 1;
+                        double x = fast_decimal(p, q, &is_int);
+                        if (x != x) {  /* outside the exact fast path: the C library's correctly rounded strtod */
+                            memcpy(tmp, p, (size_t)(q - p));
+                            tmp[q - p] = 0;
+                            x = strtod(tmp, NULL);
+                        }
                         /* "-0" is an integer (Python's json: int 0 -> 0.0); "-0.0" stays -0.0 */
-                        if (x == 0 && !memchr(tmp, '.', (size_t)(q - p)) && !memchr(tmp, 'e', (size_t)(q - p))
-                            && !memchr(tmp, 'E', (size_t)(q - p))) x = 0.0;
+                        if (x == 0 && is_int) x = 0.0;
                         num[t * maxrows + row] = x;
                     }
                 } else if (t == -1 || t == -2) {
