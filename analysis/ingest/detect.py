@@ -45,15 +45,16 @@ def streams(mod, path: Path, comp: str | None) -> bool:
     return size >= (mod.STREAM_MIN_BYTES // 8 if comp else mod.STREAM_MIN_BYTES)
 
 
-def read(path: str | Path, sink=None) -> Parsed:
+def read(path: str | Path, sink=None, data: bytes | None = None) -> Parsed:
     """Read one benchmark output; raises ``IngestError`` for unknown or bad input.
 
     A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs, binary block
     traces) is read in blocks; ``sink(frame)`` then receives its series (block by block for fio logs)
-    instead of ``Parsed.series``."""
+    instead of ``Parsed.series``.  ``data``: the file's content (uncompressed) when the caller has read
+    it already (the walk hashes it), so that it is not read again."""
     path = Path(path)
     try:
-        head, comp = read_head(path, HEAD_BYTES)
+        head, comp = (data[:HEAD_BYTES], None) if data is not None else read_head(path, HEAD_BYTES)
     except OSError as e:
         raise IngestError(path, f"cannot read file: {e.strerror}") from None
     if not head.strip():
@@ -65,6 +66,8 @@ def read(path: str | Path, sink=None) -> Parsed:
             try:
                 if streams(mod, path, comp):
                     parsed = mod.parse_stream(path, sink)
+                elif data is not None:
+                    parsed = mod.parse(path, data)
                 elif getattr(mod, "STREAMING", False) and (comp is None
                                                            or getattr(mod, "STREAMING_COMPRESSED", False)):
                     parsed = mod.parse(path, None)  # the reader reads (memory-maps) the file itself

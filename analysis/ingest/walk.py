@@ -37,6 +37,7 @@ the tables, and listed.  ``lenient=True`` (``--lenient``) lists them and goes on
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -51,7 +52,8 @@ import pandas as pd
 
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, column, union_str_categoricals
 from .context import _Contexts
-from .detect import detect, read
+from .compress import compression
+from .detect import HEAD_BYTES, detect, read
 from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal
 from .manifest import load_manifest, sha256_file
 from .keys import KEY_COLUMNS, typed_keys
@@ -164,6 +166,21 @@ def _fio_log_name(name: str) -> bool:
     return _NAME.match(name) is not None
 
 
+#: files up to this size are read into memory once per ingest (hash, detection and reader share the bytes);
+#: larger ones are hashed in blocks and read by their reader (memory-mapped or in blocks)
+ONE_READ_BYTES = 16 << 20
+
+
+def _read_once(p: Path, size: int) -> bytes | None:
+    if size > ONE_READ_BYTES:
+        return None
+    try:
+        with open(p, "rb") as f:
+            return f.read()
+    except OSError:
+        return None  # the hash and the reader report it, as for any other file
+
+
 def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None,
                 sink_for=None, lenient: bool = False) -> FileOutcome:
     """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
@@ -180,7 +197,11 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
         row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None,
                 **{k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
-    row: dict[str, Any] = {"path": rel, "size_bytes": p.stat().st_size, "sha256": sha256_file(p),
+    size = p.stat().st_size
+    raw = _read_once(p, size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
+    plain = raw if raw is not None and compression(raw[:8]) is None else None
+    row: dict[str, Any] = {"path": rel, "size_bytes": size,
+                           "sha256": hashlib.sha256(raw).hexdigest() if raw is not None else sha256_file(p),
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
                            "error_line": None, "partial": False, "meta_json": None}
     row.update({k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"})
@@ -214,7 +235,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
         out.failed.append((rel, msg))
     else:
         try:
-            kind = detect(p)
+            kind = detect(p, head=None if plain is None else plain[:HEAD_BYTES])
         except IngestError as e:
             kind = None
             row.update(status="failed", error=str(e), error_line=e.line)
@@ -233,7 +254,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 if sink_for is not None:
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
-                parsed = read(p, sink)
+                parsed = read(p, sink, data=plain)
                 bad = problems(parsed.kind, parsed.summary, parsed.series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
