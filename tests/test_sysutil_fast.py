@@ -146,3 +146,7 @@ def test_a_truncated_last_line_stays_partial_and_a_non_utf8_byte_names_its_offse
     bad = _log().replace(b'"load":1.5', b'"load":1.5\xff', 1)
     r = _same(bad, monkeypatch)
     assert r[0] == "error" and r[2] is not None
+    # in a key, Arrow's reader raised UnicodeDecodeError, not its own error (found by tests/test_fuzz.py)
+    bad = _log().replace(b'"iowait":{"cpu0"', b'"iowait":{"\x80pu0"', 1)
+    r = _same(bad, monkeypatch)
+    assert r[0] == "error" and r[2] is not None

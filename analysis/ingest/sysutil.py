@@ -147,12 +147,17 @@ def _columns_arrow(data: bytes) -> dict[str, np.ndarray] | None:
     no number is :data:`_MAX` or more.  Arrow refuses duplicate keys, a key whose type changes and
     lines that are not JSON, so those too go line by line."""
     import pyarrow as pa
-    import pyarrow.json as pa_json
     try:
-        tab = pa_json.read_json(pa.py_buffer(data), read_options=pa_json.ReadOptions(
-            use_threads=False, block_size=max(1 << 20, len(data) + 1)))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _arrow_flat(data)
+    except (pa.ArrowException, UnicodeDecodeError):  # not JSON to Arrow, or a key not UTF-8 (found by fuzzing)
         return None
+
+
+def _arrow_flat(data: bytes) -> dict[str, np.ndarray] | None:
+    import pyarrow as pa
+    import pyarrow.json as pa_json
+    tab = pa_json.read_json(pa.py_buffer(data), read_options=pa_json.ReadOptions(
+        use_threads=False, block_size=max(1 << 20, len(data) + 1)))
     if tab.num_rows == 0 or "t" not in tab.column_names or "cpu" not in tab.column_names:
         return None
     out: dict[str, np.ndarray] = {}
