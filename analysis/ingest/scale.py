@@ -1,9 +1,10 @@
 """Batched ingest with bounded memory: the per-file work of :mod:`analysis.ingest.walk` in batches, each
-written to Parquet parts by the process that read it; the parent holds only the files table.
+written to parts by the process that read it; the parent holds only the files table.
 
 * :func:`ingest_pool` — the command line's default (``python -m analysis ingest DIR``): batches on a pool
-  of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts then merged, one part
-  in memory at a time, into the single-file layout ``<table>.parquet`` (:func:`.tables.merge_parts`);
+  of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts (Arrow IPC streams,
+  :data:`TEMP_SUFFIX`) then merged, one batch in memory at a time, into the single-file layout
+  ``<table>.parquet`` (:func:`.tables.merge_parts`);
 * :func:`ingest_dask` — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
   partitioned by campaign and kind.
 
@@ -86,7 +87,7 @@ def plan_batches(sizes: list[int], batch_bytes: int = 128 << 20, batch_files: in
 
 def _write_parts(df: pd.DataFrame, table_dir: Path, batch: int, split: bool = True) -> int:
     """Write ``df`` split by (campaign, kind) as ``table_dir/campaign=…/kind=…/part-<batch>.parquet``, or
-    whole as ``table_dir/part-<batch>.parquet`` (``split=False``: parts to be merged into one file)."""
+    whole as ``table_dir/part-<batch>.arrows`` (``split=False``: a temporary part, merged into one file)."""
     if df is None or not len(df):
         return 0
     if not split:  # a temporary part (TEMP_SUFFIX), merged into the file later
@@ -159,7 +160,8 @@ class _PartWriter:
 
 class _PartSink:
     """The tables of one large file read in blocks (bounded memory) written straight to their own parts,
-    ``<table>/campaign=…/kind=…/part-<batch>-<n>.parquet``, one row group per block: its series
+    ``<table>/campaign=…/kind=…/part-<batch>-<n>.parquet`` (``split=False``: ``<table>/part-<batch>-<n>.arrows``),
+    one row group (batch) per block: its series
     (``sink(frame)``) and, for a block trace, its request rows (``sink.requests(frame)``)."""
 
     def __init__(self, out: Path, batch: int, n: int, keys: dict[str, Any], split: bool = True):
