@@ -676,7 +676,7 @@ KIND_SAMPLE_FILES = 60          # files timed per kind (all of a kind with fewer
 def _worker_kinds(corpus: str, res_path: str) -> None:
     """One process, one scanner thread, as one pool worker reads a batch: ``scale.run_batch`` (hash,
     detect, read, value rules, campaign attached to every series row (the other run keys stay in files), the
-    batch's Parquet parts written;
+    batch's parts written (Arrow IPC, as the default path's temporary parts);
     a big log streamed to its part block by block) on a sample of each kind's files with their run
     context, timed per kind → JSON {kind: [files, bytes, s, files in corpus, bytes in corpus]}."""
     import shutil
@@ -1297,7 +1297,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in krows:
             r.append(f"{100 * float(r[5].replace(',', '')) / total:.0f} %" if total else "")
         say(f"Where the time goes: each kind read by `scale.run_batch` (SHA-256, detection, reader, value "
-            f"rules, campaign on every series row (other run keys once per file, in files), Parquet parts written) in one process with one scanner thread, as one "
+            f"rules, campaign on every series row (other run keys once per file, in files), the batch's parts written as the default path writes them) in one process with one scanner thread, as one "
             f"pool worker reads a batch, on whole folders spread "
             f"over the corpus (≥ {KIND_SAMPLE_FILES} files; estimate = time × corpus bytes / bytes timed); a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
             f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge).")
