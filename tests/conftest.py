@@ -50,3 +50,28 @@ def _restore_signal_handlers():
     for s, h in saved.items():
         if signal.getsignal(s) is not h and h is not None:
             signal.signal(s, h)
+
+
+def parse_outcome(parse, *args) -> tuple:
+    """What a reader's ``parse(*args)`` gives, comparable between a fast path and its reference:
+    ``("ok", partial, meta, summary, series)`` or ``("error", line, message, byte offset)``."""
+    from analysis.ingest import IngestError
+    try:
+        r = parse(*args)
+    except IngestError as e:
+        return ("error", e.line, e.message, e.offset)
+    return ("ok", r.partial, r.meta, r.summary, r.series)
+
+
+def assert_same_outcome(fast: tuple, plain: tuple) -> tuple:
+    """The fast path's outcome equals the reference's: the same error, or the same partial flag, meta
+    and tables (dtypes and categories included).  Returns the outcome."""
+    import pandas as pd
+    assert fast[0] == plain[0], (fast[:4], plain[:4])
+    if fast[0] == "error":
+        assert fast == plain
+    else:
+        assert fast[1:3] == plain[1:3]
+        pd.testing.assert_frame_equal(fast[3], plain[3])
+        pd.testing.assert_frame_equal(fast[4], plain[4])
+    return fast

@@ -14,12 +14,11 @@ import json
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis.ingest import IngestError
 from analysis.ingest import ceph_timeline as ct
+from conftest import assert_same_outcome, parse_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
@@ -32,23 +31,11 @@ def _result(path: Path, data: bytes, plain: bool, monkeypatch) -> tuple:
         if plain:
             m.setattr(ct, "_FAST_SAMPLE", NEVER)
             m.setattr(ct, "_columns_fast", lambda *a, **k: None)
-        try:
-            r = ct.parse(path, data)
-        except IngestError as e:
-            return ("error", e.line, e.message)
-    return ("ok", r.partial, r.meta, r.summary, r.series)
+        return parse_outcome(ct.parse, path, data)
 
 
 def _same(path: Path, data: bytes, monkeypatch) -> tuple:
-    fast, plain = _result(path, data, False, monkeypatch), _result(path, data, True, monkeypatch)
-    assert fast[0] == plain[0], (fast[:3], plain[:3])
-    if fast[0] == "error":
-        assert fast == plain
-    else:
-        assert fast[1:3] == plain[1:3]
-        pd.testing.assert_frame_equal(fast[3], plain[3])
-        pd.testing.assert_frame_equal(fast[4], plain[4])
-    return fast
+    return assert_same_outcome(_result(path, data, False, monkeypatch), _result(path, data, True, monkeypatch))
 
 
 def _real() -> list[Path]:

@@ -8,11 +8,10 @@ import gzip
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from analysis.ingest import IngestError
 from analysis.ingest import sysutil as su
+from conftest import assert_same_outcome, parse_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw"
@@ -21,23 +20,11 @@ RAW = ROOT / "data" / "raw"
 def _result(data: bytes, fast: bool, monkeypatch) -> tuple:
     with monkeypatch.context() as m:
         m.setattr(su, "ARROW_MIN_BYTES", 0 if fast else 1 << 62)
-        try:
-            r = su.parse(Path("sysutil.jsonl"), data)
-        except IngestError as e:
-            return ("error", e.line, e.offset, e.message)
-    return ("ok", r.partial, r.meta, r.summary, r.series)
+        return parse_outcome(su.parse, Path("sysutil.jsonl"), data)
 
 
 def _same(data: bytes, monkeypatch) -> tuple:
-    fast, plain = _result(data, True, monkeypatch), _result(data, False, monkeypatch)
-    assert fast[0] == plain[0], (fast[:4], plain[:4])
-    if fast[0] == "error":
-        assert fast == plain
-    else:
-        assert fast[1:3] == plain[1:3]
-        pd.testing.assert_frame_equal(fast[3], plain[3])
-        pd.testing.assert_frame_equal(fast[4], plain[4])
-    return fast
+    return assert_same_outcome(_result(data, True, monkeypatch), _result(data, False, monkeypatch))
 
 
 def _real() -> list[Path]:
@@ -145,8 +132,8 @@ def test_a_truncated_last_line_stays_partial_and_a_non_utf8_byte_names_its_offse
     assert r[0] == "ok" and r[1]
     bad = _log().replace(b'"load":1.5', b'"load":1.5\xff', 1)
     r = _same(bad, monkeypatch)
-    assert r[0] == "error" and r[2] is not None
+    assert r[0] == "error" and r[3] is not None
     # in a key, Arrow's reader raised UnicodeDecodeError, not its own error (found by tests/test_fuzz.py)
     bad = _log().replace(b'"iowait":{"cpu0"', b'"iowait":{"\x80pu0"', 1)
     r = _same(bad, monkeypatch)
-    assert r[0] == "error" and r[2] is not None
+    assert r[0] == "error" and r[3] is not None
