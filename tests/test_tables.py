@@ -117,6 +117,46 @@ def test_merged_parts_read_back_as_the_in_memory_tables(tmp_path):
     assert abc["repeat"].iloc[[0, 2, 3, -1]].tolist() == ["1", "2", "3", "r1"]
 
 
+
+def test_part_merger_streaming_or_not_writes_the_file_merge_parts_writes(tmp_path):
+    """Parts fed to PartMerger as they arrive give the bytes merge_parts gives on all of them: parts that
+    keep the first part's schema are written as they come (no merge left at close); a part that changes
+    it (a new column, a column all-null so far, a key turning from number to text) makes it merge again."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    def part(name, df):
+        path = tmp_path / name
+        t = pa.Table.from_pandas(df, preserve_index=False)
+        with pa.OSFile(str(path), "wb") as sink, ipc.new_stream(sink, t.schema) as w:
+            w.write_table(t)
+        return path
+
+    same = [part(f"s{i}.arrows", pd.DataFrame({"k": pd.Categorical([f"k{i}", "x"]), "v": [i, i + 0.5]}))
+            for i in range(3)]
+    m = tset.PartMerger(tmp_path / "s.parquet")
+    for p in same:
+        m.add([p])
+    assert m.streaming and m.close() == 6
+    assert tset.merge_parts(same, tmp_path / "s-ref.parquet") == 6
+    assert (tmp_path / "s.parquet").read_bytes() == (tmp_path / "s-ref.parquet").read_bytes()
+    assert pd.read_parquet(tmp_path / "s.parquet")["k"].tolist() == ["k0", "x", "k1", "x", "k2", "x"]
+
+    changing = [part("c0.arrows", pd.DataFrame({"k": pd.Categorical(["a"]), "c": [None], "v": [1.0]})),
+                part("c1.arrows", pd.DataFrame({"k": pd.Categorical(["b"]), "c": pd.Categorical(["camp"]),
+                                                "v": [2.0], "n": np.array([7], dtype=np.int64)}))]
+    m = tset.PartMerger(tmp_path / "c.parquet")
+    m.add(changing[:1])
+    assert m.streaming
+    m.add(changing[1:])
+    assert not m.streaming and m.close() == 2
+    assert tset.merge_parts(changing, tmp_path / "c-ref.parquet") == 2
+    assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "c-ref.parquet").read_bytes()
+    got = pd.read_parquet(tmp_path / "c.parquet")
+    assert got["c"].isna().tolist() == [True, False] and str(got["c"].dtype) == "category"
+    assert got["n"].isna().tolist() == [True, False]
+
 def _keyed_tree(root):
     """Two runs of the fio fixtures with run.json keys: numbers, text, a key only one run has."""
     for rep, extra in ((1, {"max_scrubs": 3}), (2, {"note": "second"})):

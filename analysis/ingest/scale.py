@@ -67,7 +67,8 @@ class ScaleResult:
     batches: int
     workers: int
     seconds: float
-    #: wall seconds per stage (ingest_pool: ``read`` — the batches, ``merge`` — parts into one file per table)
+    #: wall seconds per stage (ingest_pool: ``read`` — the batches, each batch's parts merged into its
+    #: table's file as it arrives; ``merge`` — what is left after the last batch: finishing the files)
     stages: dict[str, float] = field(default_factory=dict)
 
 
@@ -345,10 +346,20 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
         from tqdm import tqdm
         bar = tqdm(total=len(paths), desc="ingest", unit="file")
     results: list[dict[str, Any]] = []
+    # each batch's parts are merged into the table's file as soon as the batches before it are done, while
+    # the workers read the next ones (the merge's CPU overlaps the reading instead of following it)
+    mergers = {name: tset.PartMerger(tmp / f"{name}.parquet") for name in TABLES}
+
+    def merge_batch(i: int) -> None:
+        for name, m in mergers.items():
+            if (tmp / name).is_dir():
+                m.add(sorted((tmp / name).glob(f"part-{i:06d}*{TEMP_SUFFIX}")))
+
     try:
         if jobs == 1:
             for w in work:  # in this process: the scanner keeps its threads
                 results.append(_run_batch(Path(w[0]), w[1], Path(w[2]), w[3], w[4], w[5], False))
+                merge_batch(w[3])
                 if bar is not None:
                     bar.update(len(w[1]))
         else:
@@ -360,6 +371,7 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                 try:
                     for w, r in zip(work, pool.map(_pool_batch, work)):
                         results.append(r)
+                        merge_batch(w[3])
                         if bar is not None:
                             bar.update(len(w[1]))
                 except BrokenProcessPool as e:
@@ -373,9 +385,8 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
         rows: dict[str, int] = {}
         empty = _assemble_empty([], [], None)
         for name in TABLES:
-            parts = sorted((tmp / name).glob(f"part-*{TEMP_SUFFIX}")) if (tmp / name).is_dir() else []
-            if parts:
-                rows[name] = tset.merge_parts(parts, tmp / f"{name}.parquet")
+            if mergers[name].parts:
+                rows[name] = mergers[name].close()
                 shutil.rmtree(tmp / name)
             elif name in ("summary", "series"):
                 df = getattr(empty, name)
@@ -385,6 +396,9 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
         tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
                      root)
     finally:
+        for m in mergers.values():
+            if m.writer is not None:  # an error before the tables were finished
+                m.abort()
         if bar is not None:
             bar.close()
         shutil.rmtree(tmp, ignore_errors=True)

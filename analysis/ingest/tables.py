@@ -410,30 +410,45 @@ def _part_schema(p: Path):
     return pq.read_schema(p)
 
 
-def _unified_schema(parts: list[Path], extra: dict[str, Any] | None = None):
-    """The Arrow schema (with pandas' metadata) of ``parts`` taken together: columns in first-seen order
-    (``extra``: name → type, appended), each typed by :func:`_unify`."""
-    import pyarrow as pa
-    types: dict[str, Any] = {}
-    seen: dict[str, dict] = {}
-    base_meta: dict | None = None
-    for p in parts:
-        sch = _part_schema(p)
+class _SchemaUnion:
+    """The Arrow schema (with pandas' metadata) of parts taken together, part by part: columns in
+    first-seen order, each typed by :func:`_unify`; pandas' description of a column is the first part's
+    that is not all-null (``empty``)."""
+
+    def __init__(self) -> None:
+        self.types: dict[str, Any] = {}
+        self.seen: dict[str, dict] = {}
+        self.base_meta: dict | None = None
+
+    def add(self, sch) -> None:
         meta = json.loads(sch.metadata[b"pandas"]) if sch.metadata and b"pandas" in sch.metadata else None
-        base_meta = base_meta or meta
+        self.base_meta = self.base_meta or meta
         cols = {c["field_name"]: c for c in meta["columns"]} if meta else {}
         for f in sch:
-            types[f.name] = _unify(types.get(f.name), f.type)
+            self.types[f.name] = _unify(self.types.get(f.name), f.type)
             c = cols.get(f.name)
-            if c is not None and (f.name not in seen or seen[f.name].get("pandas_type") == "empty"):
-                seen[f.name] = c
-    for name, t in (extra or {}).items():
-        types[name] = _unify(types.get(name), t)
-    fields = [pa.field(n, pa.null() if t is None else t) for n, t in types.items()]
-    meta = dict(base_meta or {"index_columns": [], "column_indexes": []})
-    meta["index_columns"] = []
-    meta["columns"] = [_pandas_column(f.name, f.type, seen.get(f.name)) for f in fields]
-    return pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+            if c is not None and (f.name not in self.seen or self.seen[f.name].get("pandas_type") == "empty"):
+                self.seen[f.name] = c
+
+    def schema(self, extra: dict[str, Any] | None = None):
+        """The union so far (``extra``: name → type, appended)."""
+        import pyarrow as pa
+        types = dict(self.types)
+        for name, t in (extra or {}).items():
+            types[name] = _unify(types.get(name), t)
+        fields = [pa.field(n, pa.null() if t is None else t) for n, t in types.items()]
+        meta = dict(self.base_meta or {"index_columns": [], "column_indexes": []})
+        meta["index_columns"] = []
+        meta["columns"] = [_pandas_column(f.name, f.type, self.seen.get(f.name)) for f in fields]
+        return pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+
+
+def _unified_schema(parts: list[Path], extra: dict[str, Any] | None = None):
+    """The Arrow schema (with pandas' metadata) of ``parts`` taken together (:class:`_SchemaUnion`)."""
+    u = _SchemaUnion()
+    for p in parts:
+        u.add(_part_schema(p))
+    return u.schema(extra)
 
 
 def _conform(t, schema):
@@ -494,6 +509,58 @@ def merge_parts(parts: list[Path], dest: Path) -> int:
             rows += t.num_rows
             del t
     return rows
+
+
+class PartMerger:
+    """:func:`merge_parts` fed as the parts arrive (walk order), so that the merge runs while the next
+    batches are read instead of after them.  Each part is written at once while the union of the schemas
+    so far (:class:`_SchemaUnion`) is still the schema the file was opened with — the usual case: a
+    table's parts share their columns and types; a part that changes it (a column first seen, all-null
+    before) stops the streaming and :meth:`close` merges every part again with :func:`merge_parts`, so
+    the file is the same either way.  The parts are kept until :meth:`close`."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dest, self.parts, self.union = Path(dest), [], _SchemaUnion()
+        self.writer, self.schema, self.rows, self.streaming = None, None, 0, True
+
+    def add(self, parts: list[Path]) -> None:
+        import pyarrow.parquet as pq
+        for p in parts:
+            self.parts.append(p)
+            self.union.add(_part_schema(p))
+            if not self.streaming:
+                continue
+            want = self.union.schema()
+            if self.writer is None:
+                self.schema = want
+                stats = [n for n in STATS_COLUMNS if n in want.names]
+                self.writer = pq.ParquetWriter(self.dest, want, compression="zstd", write_statistics=stats,
+                                               **parquet_options(want))
+            elif not want.equals(self.schema, check_metadata=True):
+                self.streaming = False  # merged again, whole, at close
+                self.writer.close()
+                self.writer = None
+                self.dest.unlink(missing_ok=True)
+                continue
+            for t in _row_groups([p]):
+                self.writer.write_table(_conform(t, self.schema))
+                self.rows += t.num_rows
+                del t
+
+    def close(self) -> int:
+        """Finish ``dest``; the rows written."""
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        if not self.streaming:
+            self.rows = merge_parts(self.parts, self.dest)
+        return self.rows
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        self.dest.unlink(missing_ok=True)
 
 
 def _prefetched(it):
