@@ -161,9 +161,10 @@ def read_one(path: Path):
 
 def _values(o) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = ["job", "ddir", "metric", "value", "unit"]
-    s = o.summary[cols].astype({c: str for c in cols if c != "value"})
+    from analysis.ingest.base import as_frame
+    s = as_frame(o.summary)[cols].astype({c: str for c in cols if c != "value"})
     s = s.sort_values(cols).reset_index(drop=True)
-    se = o.series
+    se = as_frame(o.series)
     se = se[[c for c in ("job", "ddir", "metric", "t_s", "value") if c in se]].astype(
         {c: str for c in ("job", "ddir", "metric") if c in se})
     return s, se.sort_values(list(se.columns)).reset_index(drop=True)

@@ -35,6 +35,26 @@ def test_tidy_frame_checks_lengths():
     cols = {"value": np.zeros(3), "t_s": np.zeros(2)}
     with pytest.raises(ValueError, match="[Ll]ength"):
         base.tidy_frame(cols, ["value", "t_s"])
+    with pytest.raises(ValueError, match="different lengths"):
+        base.Tidy(cols, ["value", "t_s"])
+
+
+def test_parsed_builds_its_frames_from_tidy_columns_only_when_asked():
+    """A reader's Tidy columns: the ingest reads them as given (tidy_summary, no frame built); the frame
+    that summary/series give equals the one the builders' columns make, built once; an absent table is
+    the empty frame with the schema's columns."""
+    summ = base.summary_frame("x.json", [("j", "read", "iops", 10.0, "1/s"), ("j", "write", "bw", 2.0, "B/s")])
+    p = base.Parsed(path="x.json", kind="fio-json", summary=summ)
+    assert p.tidy_summary is summ and isinstance(p.tidy_summary, base.Tidy)
+    assert p.values_of("j", "write") == {"bw": 2.0} and p.tidy_summary is summ  # looked up without a frame
+    f = p.summary
+    assert isinstance(f, pd.DataFrame) and p.summary is f and list(f.columns) == base.SUMMARY_COLUMNS
+    assert f["metric"].tolist() == ["iops", "bw"] and f["value"].tolist() == [10.0, 2.0]
+    assert str(f["ddir"].dtype) == "category" and base.column(f, "unit").tolist() == ["1/s", "B/s"]
+    assert p.value("bw") == 2.0
+    assert len(p.series) == 0 and list(p.series.columns) == base.SERIES_COLUMNS and len(p.tidy_series) == 0
+    q = p.with_meta({"a": 1})
+    assert q.meta == {"a": 1} and p.meta == {} and q.summary["value"].tolist() == [10.0, 2.0]
 
 
 def test_summary_lookup_by_job_and_direction():
@@ -59,9 +79,9 @@ def test_series_metrics_frame_equals_a_frame_per_metric_concatenated(ddir):
     labels = base.cat(np.array([1, 0, 1, 1], np.int8), ["read", "write"]) if ddir == "per-row" else ddir
     metrics = [("clat_p50", "ns", np.array([1.0, 2.0, 3.0, 4.0])), ("clat_p99", "ns", np.arange(n) * 10.0),
                ("clat_samples", "count", np.array([7.0, 0.0, 1.0, 2.0]))]
-    got = base.series_metrics_frame("x.log", "job1", labels, t, metrics)
+    got = base.series_metrics_frame("x.log", "job1", labels, t, metrics).frame()
     want = base.concat_tidy([base.series_frame("x.log", "job1", labels, m, u, t, val) for m, u, val in metrics],
-                            base.SERIES_COLUMNS)
+                            base.SERIES_COLUMNS).frame()
     pd.testing.assert_frame_equal(got, want)
     assert got["metric"].tolist() == ["clat_p50"] * n + ["clat_p99"] * n + ["clat_samples"] * n
     assert got["unit"].tolist()[-1] == "count" and got["t_s"].tolist()[4:8] == t.tolist()

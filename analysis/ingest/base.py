@@ -6,7 +6,6 @@ rates ``1/s``, durations ``s``, sizes ``B``, plain counts ``count``.  Figures co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -57,7 +56,50 @@ class IngestError(ValueError):
         return (IngestError, (self.path, self.message, self.line, self.offset))
 
 
-@dataclass
+class Tidy:
+    """A tidy table as the readers build it: ready 1-D columns (categoricals, float64 arrays) of one
+    length, in ``columns`` order.  What the ingest needs of a file's rows (value rules, stacking a
+    batch's files into one table) it takes from these arrays; a DataFrame (:meth:`frame`, ~70 µs) is
+    built only when someone asks for one (``Parsed.summary``/``series``)."""
+
+    __slots__ = ("cols", "columns", "n")
+
+    def __init__(self, cols: dict[str, Any], columns: list[str]) -> None:
+        lengths = {c: len(cols[c]) for c in columns}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"tidy columns of different lengths: {lengths}")
+        self.cols = {c: cols[c] for c in columns}
+        self.columns = list(columns)
+        self.n = next(iter(lengths.values()), 0)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"Tidy({self.n} rows: {', '.join(self.columns)})"
+
+    def frame(self) -> pd.DataFrame:
+        return tidy_frame(self.cols, self.columns)
+
+    @staticmethod
+    def of(frame: pd.DataFrame) -> "Tidy":
+        """The columns of a DataFrame (their arrays, not copied)."""
+        return Tidy({str(c): frame[c].array for c in frame.columns}, [str(c) for c in frame.columns])
+
+
+def column(table: "pd.DataFrame | Tidy", name: str):
+    """The array behind one column of a DataFrame or a :class:`Tidy` (a categorical or a numpy-backed array)."""
+    return table.cols[name] if isinstance(table, Tidy) else table[name].array
+
+
+def has_column(table: "pd.DataFrame | Tidy", name: str) -> bool:
+    return name in (table.cols if isinstance(table, Tidy) else table.columns)
+
+
+def as_frame(table: "pd.DataFrame | Tidy") -> pd.DataFrame:
+    return table.frame() if isinstance(table, Tidy) else table
+
+
 class Parsed:
     """One file, read.
 
@@ -66,17 +108,57 @@ class Parsed:
     ``summary``  tidy: ``source, job, ddir, metric, value, unit``.
     ``series``   the same plus ``t_s`` (float seconds since the start of the run).
     ``partial``  the file is incomplete (e.g. interrupted run, no summary block); values are what was there.
-    """
+    ``tables``   per-event tables beside the tidy ones (blktrace: "requests", "bios"), not stored by ``walk``.
 
-    path: str
-    kind: str
-    meta: dict[str, Any] = field(default_factory=dict)
-    summary: pd.DataFrame = field(default_factory=lambda: empty_frame(SUMMARY_COLUMNS))
-    series: pd.DataFrame = field(default_factory=lambda: empty_frame(SERIES_COLUMNS))
-    partial: bool = False
-    #: per-event tables beside the tidy ones (blktrace: "requests", "bios"), not stored by ``walk``
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    _by_job_ddir: dict | None = field(default=None, repr=False, compare=False)
+    ``summary`` and ``series`` are DataFrames when read; a reader may hand them over as :class:`Tidy`
+    columns, and the frame is built on first access (the ingest reads ``tidy_summary``/``tidy_series``,
+    the tables as the reader gave them, and never builds it)."""
+
+    def __init__(self, path: str, kind: str, meta: dict[str, Any] | None = None,
+                 summary: "pd.DataFrame | Tidy | None" = None, series: "pd.DataFrame | Tidy | None" = None,
+                 partial: bool = False, tables: dict[str, pd.DataFrame] | None = None) -> None:
+        self.path, self.kind, self.partial = path, kind, partial
+        self.meta = {} if meta is None else meta
+        self.tables = {} if tables is None else tables
+        self._summary, self._series = summary, series
+        self._by_job_ddir: dict | None = None
+
+    def __repr__(self) -> str:
+        return (f"Parsed(path={self.path!r}, kind={self.kind!r}, summary={len(self.tidy_summary)} rows, "
+                f"series={len(self.tidy_series)} rows, partial={self.partial})")
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        if not isinstance(self._summary, pd.DataFrame):
+            self._summary = empty_frame(SUMMARY_COLUMNS) if self._summary is None else self._summary.frame()
+        return self._summary
+
+    @summary.setter
+    def summary(self, value: "pd.DataFrame | Tidy") -> None:
+        self._summary, self._by_job_ddir = value, None
+
+    @property
+    def series(self) -> pd.DataFrame:
+        if not isinstance(self._series, pd.DataFrame):
+            self._series = empty_frame(SERIES_COLUMNS) if self._series is None else self._series.frame()
+        return self._series
+
+    @series.setter
+    def series(self, value: "pd.DataFrame | Tidy") -> None:
+        self._series = value
+
+    @property
+    def tidy_summary(self) -> "pd.DataFrame | Tidy":
+        """The summary as the reader gave it (a :class:`Tidy` or a DataFrame), without building a frame."""
+        return _empty_tidy(SUMMARY_COLUMNS) if self._summary is None else self._summary
+
+    @property
+    def tidy_series(self) -> "pd.DataFrame | Tidy":
+        return _empty_tidy(SERIES_COLUMNS) if self._series is None else self._series
+
+    def with_meta(self, meta: dict[str, Any]) -> "Parsed":
+        """A copy with its own ``meta`` (the rows and tables shared, as the reader gave them)."""
+        return Parsed(self.path, self.kind, meta, self._summary, self._series, self.partial, self.tables)
 
     @property
     def tool_version(self) -> str | None:
@@ -86,10 +168,10 @@ class Parsed:
         """``{metric: value}`` of one job and direction of the summary (indexed once per object: fio
         logs look up their companion JSON's summary once per direction, thousands of times a walk)."""
         if self._by_job_ddir is None:
-            s = self.summary
+            s = self.tidy_summary
             idx: dict[tuple[str, str], dict[str, float]] = {}
-            for j, d, m, v in zip(s["job"].astype(str), s["ddir"].astype(str), s["metric"].astype(str),
-                                  s["value"].to_numpy(np.float64)):
+            for j, d, m, v in zip(map(str, column(s, "job")), map(str, column(s, "ddir")),
+                                  map(str, column(s, "metric")), np.asarray(column(s, "value"), np.float64)):
                 idx.setdefault((j, d), {})[m] = float(v)
             self._by_job_ddir = idx
         return self._by_job_ddir.get((str(job), str(ddir)), {})
@@ -106,6 +188,16 @@ class Parsed:
         if len(hit) != 1:
             raise KeyError(f"{metric} ddir={ddir} job={job}: {len(hit)} rows in summary of {self.path}")
         return float(hit.iloc[0])
+
+
+_EMPTY_TIDY: dict[tuple[str, ...], Tidy] = {}
+
+
+def _empty_tidy(columns: list[str]) -> Tidy:
+    key = tuple(columns)
+    if key not in _EMPTY_TIDY:
+        _EMPTY_TIDY[key] = Tidy.of(empty_frame(columns))
+    return _EMPTY_TIDY[key]
 
 
 _EMPTY: dict[tuple[str, ...], pd.DataFrame] = {}
@@ -203,7 +295,7 @@ def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]])
     cols = {"source": cat(np.zeros(len(rows), dtype=np.int8), (source,)), "job": labels_categorical(job),
             "ddir": labels_categorical(ddir), "metric": labels_categorical(metric),
             "value": np.asarray(value, dtype=np.float64), "unit": labels_categorical(unit)}
-    return tidy_frame(cols, SUMMARY_COLUMNS)
+    return Tidy(cols, SUMMARY_COLUMNS)
 
 
 def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str, metric: str,
@@ -227,8 +319,7 @@ def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str,
         "unit": const(unit),
         "t_s": np.asarray(t_s, dtype=np.float64),
     }
-    # the float columns stay the arrays given (no 2-D block consolidation copy)
-    return tidy_frame(cols, SERIES_COLUMNS)
+    return Tidy(cols, SERIES_COLUMNS)
 
 
 def series_blocks_frame(source: str, t_s: np.ndarray,
@@ -247,7 +338,7 @@ def series_blocks_frame(source: str, t_s: np.ndarray,
             "job": labels(0), "ddir": labels(1), "metric": labels(2),
             "value": np.concatenate([np.asarray(b[4], dtype=np.float64) for b in blocks]),
             "unit": labels(3), "t_s": np.tile(np.asarray(t_s, dtype=np.float64), k)}
-    return tidy_frame(cols, SERIES_COLUMNS)
+    return Tidy(cols, SERIES_COLUMNS)
 
 
 def series_metrics_frame(source: str, job: str, ddir: pd.Categorical | str, t_s: np.ndarray,
@@ -268,12 +359,7 @@ def series_metrics_frame(source: str, job: str, ddir: pd.Categorical | str, t_s:
             "value": np.concatenate([np.asarray(v, dtype=np.float64) for _, _, v in metrics]),
             "unit": cat(np.repeat(np.array([units.index(u) for _, u, _ in metrics], dtype=np.int8), n), units),
             "t_s": np.tile(np.asarray(t_s, dtype=np.float64), k)}
-    return tidy_frame(cols, SERIES_COLUMNS)
-
-
-def column(df: pd.DataFrame, name: str):
-    """The array behind one column (a categorical or a numpy-backed array)."""
-    return df[name].array
+    return Tidy(cols, SERIES_COLUMNS)
 
 
 def union_str_categoricals(cols: list) -> pd.Categorical:
@@ -300,20 +386,21 @@ def union_str_categoricals(cols: list) -> pd.Categorical:
         pd.Categorical.from_codes(np.concatenate(codes), categories=cats)
 
 
-def concat_tidy(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
-    """Concatenate tidy frames, unifying categoricals (plain concat would fall back to object)."""
+def concat_tidy(frames: list, columns: list[str]) -> "Tidy | pd.DataFrame":
+    """Concatenate tidy tables (DataFrames or :class:`Tidy`), unifying categoricals (plain concat would fall
+    back to object): a :class:`Tidy`, or an empty frame when there are no rows."""
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame(columns)
     if len(frames) == 1:
-        return frames[0].reset_index(drop=True)
+        return frames[0] if isinstance(frames[0], Tidy) else frames[0].reset_index(drop=True)
     out = {}
     for c in columns:
         if c in CATEGORY_COLUMNS:
             out[c] = union_str_categoricals([column(f, c) for f in frames])
         else:
             out[c] = np.concatenate([np.asarray(column(f, c), dtype=np.float64) for f in frames])
-    return pd.DataFrame(out)[columns]
+    return Tidy(out, columns)
 
 
 def line_of_offset(data: bytes | str, offset: int) -> int:

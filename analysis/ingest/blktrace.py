@@ -78,7 +78,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import _native
-from .base import IngestError, Parsed, categorize, series_frame, summary_frame
+from .base import IngestError, Parsed, as_frame, categorize, series_frame, summary_frame
 
 KIND = "blktrace"
 #: parse(path, None) reads the file itself, a block at a time (gzip/xz/bzip2 decompressed on the fly)
@@ -889,7 +889,7 @@ def parse(path: str | Path, data: bytes | memoryview | None = None) -> Parsed:
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary,
                  tables={"requests": requests, "bios": bios})
     if frames:
-        out.series = categorize(pd.concat(frames, ignore_index=True))
+        out.series = categorize(pd.concat([as_frame(f) for f in frames], ignore_index=True))
     return out
 
 
@@ -1476,7 +1476,7 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
                      "passes": 2 if need else 1, "percentiles": "exact: a histogram pass, then the distinct "
                      "values of the bins holding the order statistics"},
         "stream_bounds": bounds, **meta_req}
-    series = categorize(pd.concat(frames, ignore_index=True)) if frames else None
+    series = categorize(pd.concat([as_frame(f) for f in frames], ignore_index=True)) if frames else None
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary, tables={"requests": requests})
     if bounds:
         out.partial = True

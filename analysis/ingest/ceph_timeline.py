@@ -74,7 +74,7 @@ import numpy as np
 import pandas as pd
 
 from ._scan import PG_ANY, PG_PGID, PG_STATE, pg_rows
-from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, tidy_frame
+from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, Tidy
 
 KIND = "ceph-pg-timeline"
 FORMAT = "cephqos-pg-timeline"
@@ -543,7 +543,7 @@ def _series(source: str, per_pool: _PerPool, t_s: np.ndarray, scrub_pool: str | 
     unit_of = np.array([units.index(u) for _, u in metrics], dtype=np.int8)
     n = len(ri)
     zeros = np.zeros(n, dtype=np.int8)
-    return tidy_frame({
+    return Tidy({
         "source": cat(zeros, [source]),
         "job": cat(pool_codes[ri], pool_names.tolist()),
         "ddir": cat(zeros, [""]),

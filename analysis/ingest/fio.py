@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -173,12 +172,12 @@ def parse(path: Path, data: bytes) -> Parsed:
     key = str(path)
     hit = _RECENT.get(key)
     if hit is not None and hit[0] == data:
-        return replace(hit[1], meta=dict(hit[1].meta))
+        return hit[1].with_meta(dict(hit[1].meta))
     out = _parse(path, data)
     if len(_RECENT) >= 16:
         _RECENT.pop(next(iter(_RECENT)))
     _RECENT[key] = (bytes(data), out)
-    return replace(out, meta=dict(out.meta))
+    return out.with_meta(dict(out.meta))
 
 
 def _parse(path: Path, data: bytes) -> Parsed:

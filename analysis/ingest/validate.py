@@ -29,6 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .base import Tidy, as_frame, column, has_column
+
 
 @dataclass(frozen=True)
 class Range:
@@ -68,7 +70,8 @@ REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
 TIMED = ("fio-log", "fio-hist-log", "rados-bench", "sysutil", "ceph-pg-timeline", "blktrace", "blkparse")
 
 
-def _label(frame: pd.DataFrame, i: int) -> str:
+def _label(frame: "pd.DataFrame | Tidy", i: int) -> str:
+    frame = as_frame(frame)  # an error message: the frame is worth building
     r = frame.iloc[i]
     parts = [f"{c} {r[c]}" for c in ("job", "ddir") if c in frame and pd.notna(r[c]) and str(r[c])]
     return f"{r['metric']}" + (f" ({', '.join(parts)})" if parts else "")
@@ -81,17 +84,18 @@ _TIGHT = [r for r in RANGES if r.lo > 0 or r.hi < _PLAIN_HI]
 _BOUNDED_UNITS = None if any(r.unit is None for r in _TIGHT) else frozenset(r.unit for r in _TIGHT)
 
 
-def _floats(frame: pd.DataFrame, name: str) -> np.ndarray:
-    return frame[name].to_numpy(dtype=float, na_value=np.nan)
+def _floats(frame: "pd.DataFrame | Tidy", name: str) -> np.ndarray:
+    a = column(frame, name)
+    return a.astype(np.float64, copy=False) if isinstance(a, np.ndarray) else a.to_numpy(dtype=float, na_value=np.nan)
 
 
-def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
+def _range_problems(kind: str, frame: "pd.DataFrame | Tidy", table: str) -> list[str]:
     out: list[str] = []
-    if frame.empty:
+    if not len(frame):
         return out
     v = _floats(frame, "value")
-    t = _floats(frame, "t_s") if "t_s" in frame else None
-    ucol = frame["unit"].array
+    t = _floats(frame, "t_s") if has_column(frame, "t_s") else None
+    ucol = column(frame, "unit")
     if (np.isfinite(v).all() and (t is None or np.isfinite(t).all()) and (v >= 0).all()
             and (v < _PLAIN_HI).all() and isinstance(ucol, pd.Categorical) and _BOUNDED_UNITS is not None
             and _BOUNDED_UNITS.isdisjoint(map(str, ucol.categories))):
@@ -103,10 +107,10 @@ def _range_problems(kind: str, frame: pd.DataFrame, table: str) -> list[str]:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         out.append(f"{table} {_label(frame, i)}: {float(v[i])!r}"
-                   + (f" at t {float(frame['t_s'].iloc[i])!r} s" if "t_s" in frame else "")
+                   + (f" at t {float(t[i])!r} s" if t is not None else "")
                    + f": expected a finite number ({int(bad.sum())} such rows)")
-    mcodes, names = _codes(frame["metric"])
-    ucodes, units = _codes(frame["unit"])
+    mcodes, names = _codes(column(frame, "metric"))
+    ucodes, units = _codes(ucol)
     caps, rules = _rule_masks(kind, tuple(names), tuple(units))
     cap = caps[ucodes]
     huge = np.isfinite(v) & (np.abs(v) >= cap)
@@ -155,25 +159,24 @@ def _applies(rule: int, metric: str) -> bool:
     return re.fullmatch(r.metric, metric) is not None and re.fullmatch(r.exempt, metric) is None
 
 
-def _codes(col: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """(codes, names) of a label column, categorical or not (a missing label: code -1)."""
-    arr = col.array
+def _codes(arr) -> tuple[np.ndarray, list[str]]:
+    """(codes, names) of a label column's array, categorical or not (a missing label: code -1)."""
     if isinstance(arr, pd.Categorical):  # codes as stored, names without a Series per call (≈ 5× faster)
         return arr.codes, list(map(str, arr.categories.to_numpy(dtype=object)))
-    codes, uniques = pd.factorize(col)
+    codes, uniques = pd.factorize(arr)
     return codes, [str(c) for c in uniques]
 
 
-def _time_problems(frame: pd.DataFrame) -> list[str]:
-    if frame.empty or "t_s" not in frame:
+def _time_problems(frame: "pd.DataFrame | Tidy") -> list[str]:
+    if not len(frame) or not has_column(frame, "t_s"):
         return []
     t = _floats(frame, "t_s")
     if not (np.diff(t) < 0).any():
         return []  # never back in the whole table, so never back within one series
     codes = np.zeros(len(frame), dtype=np.int64)
     for c in ("job", "ddir", "metric"):  # one integer per (job, ddir, metric): mixed-radix label codes
-        if c in frame:
-            k, names = _codes(frame[c])
+        if has_column(frame, c):
+            k, names = _codes(column(frame, c))
             codes = codes * (len(names) + 1) + (k.astype(np.int64) + 1)
     order = np.argsort(codes, kind="stable")  # already grouped (as readers write): one linear pass
     c, t = codes[order], t[order]
@@ -186,19 +189,19 @@ def _time_problems(frame: pd.DataFrame) -> list[str]:
             f"samples in time order ({int(back.sum())} steps back; a log concatenated with itself?)"]
 
 
-def _required_problems(kind: str, summary: pd.DataFrame) -> list[str]:
+def _required_problems(kind: str, summary: "pd.DataFrame | Tidy") -> list[str]:
     rule = REQUIRED.get(kind)
-    if rule is None or summary.empty:
+    if rule is None or not len(summary):
         return []
     keys, need, why = rule
     # one integer per group (mixed-radix label codes), then per needed metric the groups that have it
     group = np.zeros(len(summary), dtype=np.int64)
     labels = []
     for k in keys:
-        codes, names = _codes(summary[k])
+        codes, names = _codes(column(summary, k))
         group = group * (len(names) + 1) + (codes.astype(np.int64) + 1)
         labels.append(names)
-    mcodes, metrics = _codes(summary["metric"])
+    mcodes, metrics = _codes(column(summary, "metric"))
     present = np.unique(group)
     lacking: dict[int, list[str]] = {}
     for x in need:
@@ -222,8 +225,9 @@ def _group_labels(g: int, labels: list[list[str]]) -> tuple[str, ...]:
     return tuple(reversed(out))
 
 
-def problems(kind: str, summary: pd.DataFrame, series: pd.DataFrame) -> list[str]:
-    """What is wrong with one parsed file's rows (module docstring), most telling first; [] when nothing."""
+def problems(kind: str, summary: "pd.DataFrame | Tidy", series: "pd.DataFrame | Tidy") -> list[str]:
+    """What is wrong with one parsed file's rows (module docstring), most telling first; [] when nothing.
+    The tables as a reader gives them: DataFrames or :class:`~.base.Tidy` columns."""
     out = _required_problems(kind, summary)
     out += _range_problems(kind, summary, "summary")
     out += _range_problems(kind, series, "series")

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, column, union_str_categoricals
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Tidy, column, union_str_categoricals  # noqa: F401 (Tidy: types)
 from .context import _Contexts
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
@@ -152,12 +152,13 @@ def _assemble(frames: list[pd.DataFrame], fids: list[int], contexts: list[dict[s
 @dataclass
 class FileOutcome:
     """What reading one file gave: its ``files`` row, and when parsed its run keys (``ctx``, with
-    ``kind`` and ``source``), tidy summary and series frames and its block requests (keys attached)."""
+    ``kind`` and ``source``), tidy summary and series as the reader gave them (DataFrames or
+    :class:`~.base.Tidy` columns: ``base.as_frame`` makes a frame) and its block requests (keys attached)."""
     row: dict[str, Any]
     failed: list[tuple[str, str]] = field(default_factory=list)
     ctx: dict[str, Any] | None = None
-    summary: pd.DataFrame | None = None
-    series: pd.DataFrame | None = None
+    summary: "pd.DataFrame | Tidy | None" = None
+    series: "pd.DataFrame | Tidy | None" = None
     requests: pd.DataFrame | None = None
 
 
@@ -255,7 +256,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
                 parsed = read(p, sink, data=plain)
-                bad = problems(parsed.kind, parsed.summary, parsed.series)
+                bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
                 row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
@@ -263,7 +264,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                            meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
                 out.ctx = {**{k: v for k, v in ctx.items() if k != "context_source"},
                            "kind": parsed.kind, "source": rel}
-                out.summary, out.series = parsed.summary, parsed.series
+                out.summary, out.series = parsed.tidy_summary, parsed.tidy_series
                 req = parsed.tables.get("requests")
                 if req is not None and len(req):
                     keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
