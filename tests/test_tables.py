@@ -121,7 +121,8 @@ def test_merged_parts_read_back_as_the_in_memory_tables(tmp_path):
 def test_part_merger_streaming_or_not_writes_the_file_merge_parts_writes(tmp_path):
     """Parts fed to PartMerger as they arrive give the bytes merge_parts gives on all of them: parts that
     keep the first part's schema are written as they come (no merge left at close); a part that changes
-    it (a new column, a column all-null so far, a key turning from number to text) makes it merge again."""
+    it (a new column, a column all-null so far) restarts the file in the wider schema, or, past the
+    restarts allowed, leaves the merge to close."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.ipc as ipc
@@ -143,16 +144,36 @@ def test_part_merger_streaming_or_not_writes_the_file_merge_parts_writes(tmp_pat
     assert (tmp_path / "s.parquet").read_bytes() == (tmp_path / "s-ref.parquet").read_bytes()
     assert pd.read_parquet(tmp_path / "s.parquet")["k"].tolist() == ["k0", "x", "k1", "x", "k2", "x"]
 
+    # a streamed log's part carries no pandas metadata (scale._PartWriter): the parts after it, which do,
+    # keep the file's schema (pandas' metadata does not depend on which part told it)
+    bare = tmp_path / "bare.arrows"
+    t = pa.Table.from_pandas(pd.DataFrame({"k": pd.Categorical(["b"]), "v": [9.0]}),
+                             preserve_index=False).replace_schema_metadata(None)
+    with pa.OSFile(str(bare), "wb") as sink, ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    m = tset.PartMerger(tmp_path / "b.parquet")
+    for p in [bare, *same]:
+        m.add([p])
+    assert m.streaming and m.restarts == 0 and m.close() == 7
+    assert tset.merge_parts([bare, *same], tmp_path / "b-ref.parquet") == 7
+    assert (tmp_path / "b.parquet").read_bytes() == (tmp_path / "b-ref.parquet").read_bytes()
+    assert str(pd.read_parquet(tmp_path / "b.parquet")["k"].dtype) == "category"
+
     changing = [part("c0.arrows", pd.DataFrame({"k": pd.Categorical(["a"]), "c": [None], "v": [1.0]})),
                 part("c1.arrows", pd.DataFrame({"k": pd.Categorical(["b"]), "c": pd.Categorical(["camp"]),
                                                 "v": [2.0], "n": np.array([7], dtype=np.int64)}))]
     m = tset.PartMerger(tmp_path / "c.parquet")
     m.add(changing[:1])
-    assert m.streaming
+    assert m.restarts == 0
     m.add(changing[1:])
-    assert not m.streaming and m.close() == 2
+    assert m.streaming and m.restarts == 1 and m.close() == 2
     assert tset.merge_parts(changing, tmp_path / "c-ref.parquet") == 2
     assert (tmp_path / "c.parquet").read_bytes() == (tmp_path / "c-ref.parquet").read_bytes()
+    m = tset.PartMerger(tmp_path / "c2.parquet")  # no restart allowed: merged once at close
+    m.RESTARTS = 0
+    m.add(changing)
+    assert not m.streaming and m.close() == 2
+    assert (tmp_path / "c2.parquet").read_bytes() == (tmp_path / "c-ref.parquet").read_bytes()
     got = pd.read_parquet(tmp_path / "c.parquet")
     assert got["c"].isna().tolist() == [True, False] and str(got["c"].dtype) == "category"
     assert got["n"].isna().tolist() == [True, False]

@@ -362,7 +362,8 @@ def _unify(cur, new):
 def _pandas_column(name: str, t, seen: dict | None) -> dict:
     """pandas' metadata entry for column ``name`` of the merged file (Int64 and categories come back)."""
     import pyarrow as pa
-    m = dict(seen) if seen else {"name": name, "field_name": name, "metadata": None}
+    m = dict(seen) if seen else {"name": name, "field_name": name, "pandas_type": None, "numpy_type": None,
+                                 "metadata": None}  # pyarrow's key order: the same bytes whichever part told
     if pa.types.is_dictionary(t):
         m.update(pandas_type="categorical", numpy_type="int32", metadata={"num_categories": None, "ordered": False})
     elif pa.types.is_null(t):
@@ -413,16 +414,15 @@ def _part_schema(p: Path):
 class _SchemaUnion:
     """The Arrow schema (with pandas' metadata) of parts taken together, part by part: columns in
     first-seen order, each typed by :func:`_unify`; pandas' description of a column is the first part's
-    that is not all-null (``empty``)."""
+    that is not all-null (``empty``); the rest of pandas' metadata is what this pandas and pyarrow write
+    for a frame without an index (whichever parts carry metadata: a streamed log's part has none)."""
 
     def __init__(self) -> None:
         self.types: dict[str, Any] = {}
         self.seen: dict[str, dict] = {}
-        self.base_meta: dict | None = None
 
     def add(self, sch) -> None:
         meta = json.loads(sch.metadata[b"pandas"]) if sch.metadata and b"pandas" in sch.metadata else None
-        self.base_meta = self.base_meta or meta
         cols = {c["field_name"]: c for c in meta["columns"]} if meta else {}
         for f in sch:
             self.types[f.name] = _unify(self.types.get(f.name), f.type)
@@ -437,10 +437,16 @@ class _SchemaUnion:
         for name, t in (extra or {}).items():
             types[name] = _unify(types.get(name), t)
         fields = [pa.field(n, pa.null() if t is None else t) for n, t in types.items()]
-        meta = dict(self.base_meta or {"index_columns": [], "column_indexes": []})
-        meta["index_columns"] = []
+        meta = _pandas_template()
         meta["columns"] = [_pandas_column(f.name, f.type, self.seen.get(f.name)) for f in fields]
         return pa.schema(fields, metadata={b"pandas": json.dumps(meta).encode()})
+
+
+def _pandas_template() -> dict:
+    """pandas' metadata for a frame without an index, as ``pyarrow.Table.from_pandas`` writes it (keys in
+    its order; ``columns`` to be filled)."""
+    import pyarrow as pa
+    return json.loads(pa.Schema.from_pandas(pd.DataFrame(), preserve_index=False).metadata[b"pandas"])
 
 
 def _unified_schema(parts: list[Path], extra: dict[str, Any] | None = None):
@@ -514,38 +520,49 @@ def merge_parts(parts: list[Path], dest: Path) -> int:
 class PartMerger:
     """:func:`merge_parts` fed as the parts arrive (walk order), so that the merge runs while the next
     batches are read instead of after them.  Each part is written at once while the union of the schemas
-    so far (:class:`_SchemaUnion`) is still the schema the file was opened with — the usual case: a
-    table's parts share their columns and types; a part that changes it (a column first seen, all-null
-    before) stops the streaming and :meth:`close` merges every part again with :func:`merge_parts`, so
-    the file is the same either way.  The parts are kept until :meth:`close`."""
+    so far (:class:`_SchemaUnion`) is the schema the file was opened with — a table's parts usually share
+    their columns and types.  A part that changes it (a run key first seen, a column all-null before)
+    starts the file again with the wider schema, the parts so far rewritten; after :data:`RESTARTS`
+    restarts the rest is merged once at :meth:`close`.  Either way the file is the one :func:`merge_parts`
+    writes from all the parts.  The parts are kept until :meth:`close`."""
+
+    RESTARTS = 8
 
     def __init__(self, dest: Path) -> None:
         self.dest, self.parts, self.union = Path(dest), [], _SchemaUnion()
-        self.writer, self.schema, self.rows, self.streaming = None, None, 0, True
+        self.writer, self.schema, self.rows, self.streaming, self.restarts = None, None, 0, True, 0
 
     def add(self, parts: list[Path]) -> None:
-        import pyarrow.parquet as pq
         for p in parts:
             self.parts.append(p)
             self.union.add(_part_schema(p))
             if not self.streaming:
                 continue
             want = self.union.schema()
+            if self.writer is not None and not want.equals(self.schema, check_metadata=True):
+                self.abort()
+                self.restarts += 1
+                if self.restarts > self.RESTARTS:  # a schema that keeps changing: merged once, at close
+                    self.streaming = False
+                    continue
             if self.writer is None:
-                self.schema = want
-                stats = [n for n in STATS_COLUMNS if n in want.names]
-                self.writer = pq.ParquetWriter(self.dest, want, compression="zstd", write_statistics=stats,
-                                               **parquet_options(want))
-            elif not want.equals(self.schema, check_metadata=True):
-                self.streaming = False  # merged again, whole, at close
-                self.writer.close()
-                self.writer = None
-                self.dest.unlink(missing_ok=True)
-                continue
-            for t in _row_groups([p]):
-                self.writer.write_table(_conform(t, self.schema))
-                self.rows += t.num_rows
-                del t
+                self._open(want)
+                self._write(self.parts)  # after a restart: the parts so far, in the wider schema
+            else:
+                self._write([p])
+
+    def _open(self, schema) -> None:
+        import pyarrow.parquet as pq
+        self.schema, self.rows = schema, 0
+        stats = [n for n in STATS_COLUMNS if n in schema.names]
+        self.writer = pq.ParquetWriter(self.dest, schema, compression="zstd", write_statistics=stats,
+                                       **parquet_options(schema))
+
+    def _write(self, parts: list[Path]) -> None:
+        for t in _row_groups(parts):
+            self.writer.write_table(_conform(t, self.schema))
+            self.rows += t.num_rows
+            del t
 
     def close(self) -> int:
         """Finish ``dest``; the rows written."""
@@ -557,6 +574,7 @@ class PartMerger:
         return self.rows
 
     def abort(self) -> None:
+        """Close and remove ``dest`` (an error, or a restart)."""
         if self.writer is not None:
             self.writer.close()
             self.writer = None
