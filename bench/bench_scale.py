@@ -1274,7 +1274,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"{BEFORE['tree_mib'] / tree:.1f}× less memory, {mbps / BEFORE['mbps']:.2f}× the MB/s",
                       f"{dask_best / m:.2f}× the speed" if dask_best else "—"])
     for ln in md_table(["step", f"speed (target ≥ {TARGET_MBPS:.0f} MB/s)", "", "tree Σ peak (target ≤ "
-                        f"{TARGET_TREE_GIB:g} GiB)", "", "stages (CLI's own timing)",
+                        f"{TARGET_TREE_GIB:g} GiB)", "", "stages (CLI's own timing: read = the batches, their parts merged as "
+                        "they come back; merge = what is left after the last batch)",
                         f"vs the default path of {BEFORE['date']} (--jobs 2: {BEFORE['mbps']} MB/s, tree Σ "
                         f"{BEFORE['tree_mib']:,} MiB; another corpus build)", "vs the fastest --dask here"],
                        trows, "llllllll"):
@@ -1300,7 +1301,7 @@ def main(argv: list[str] | None = None) -> int:
             f"rules, campaign on every series row (other run keys once per file, in files), the batch's parts written as the default path writes them) in one process with one scanner thread, as one "
             f"pool worker reads a batch, on whole folders spread "
             f"over the corpus (≥ {KIND_SAMPLE_FILES} files; estimate = time × corpus bytes / bytes timed); a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
-            f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge).")
+            f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge's own CPU, which runs beside the reading).")
         say()
         for ln in md_table(["kind (by file name)", "files timed", "bytes timed", "MB/s (one core)", "bytes in corpus",
                             "one-core s (estimate)", f"≥ {TARGET_MBPS / 2:.0f} MB/s", "share of the time"],

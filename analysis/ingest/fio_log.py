@@ -29,8 +29,8 @@ import pandas as pd
 from . import fio as fio_json
 from ._scan import first_line_fields, hist_percentiles, read_fio_log, read_int_table
 from .compress import read_all, read_head
-from .base import (IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame, series_metrics_frame,
-                   summary_frame, SERIES_COLUMNS)
+from .base import (CBT_DERIVED_PREFIX, IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame,
+                   series_metrics_frame, summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 
 KIND = "fio-log"
@@ -71,8 +71,9 @@ _FOLDER_JSON: dict[str, tuple[list[str], tuple, list[Parsed]]] = {}  # folder â†
 
 def _json_stats(folder: Path, names: list[str]) -> tuple:
     out = []
+    base = str(folder)
     for name in names:
-        st = os.stat(folder / name)
+        st = os.stat(os.path.join(base, name))
         out.append((name, st.st_size, st.st_mtime_ns))
     return tuple(out)
 
@@ -93,16 +94,16 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
     except OSError:
         return None
     found: list[Path] = []
+    base = str(folder)
     for name, size in listing:
-        if size > 64 << 20 or cbt_derived(folder / name):  # CBT's copy of the output beside it
-            continue
-        fp = folder / name
+        if size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
+            continue  # CBT's copy of the output beside it
         try:
-            head, _ = read_head(fp)
+            head, _ = read_head(os.path.join(base, name))
         except IngestError:
             continue
         if fio_json.sniff(head):
-            found.append(fp)
+            found.append(folder / name)
     parsed: list[Parsed] = []
     for fp in found:
         try:

@@ -3,8 +3,9 @@ written to parts by the process that read it; the parent holds only the files ta
 
 * :func:`ingest_pool` — the command line's default (``python -m analysis ingest DIR``): batches on a pool
   of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts (Arrow IPC streams,
-  :data:`TEMP_SUFFIX`) then merged, one batch in memory at a time, into the single-file layout
-  ``<table>.parquet`` (:func:`.tables.merge_parts`);
+  :data:`TEMP_SUFFIX`) merged by this process into the single-file layout ``<table>.parquet`` as the
+  batches come back, in walk order, while the workers read the next ones (:class:`.tables.PartMerger`,
+  one row group in memory at a time);
 * :func:`ingest_dask` — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
   partitioned by campaign and kind.
 
@@ -166,17 +167,38 @@ class _PartSink:
     (``sink(frame)``) and, for a block trace, its request rows (``sink.requests(frame)``)."""
 
     def __init__(self, out: Path, batch: int, n: int, keys: dict[str, Any], split: bool = True):
-        self.keys, self.split = keys, split
-        camp = keys.get("campaign")
-        sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={keys['kind']}" if split \
-            else Path()
-        name = f"part-{batch:06d}-{n:04d}" + (".parquet" if split else TEMP_SUFFIX)
-        self.series = _PartWriter(out / "series" / sub / name, temporary=not split)
-        self.blk = _PartWriter(out / "blk_requests" / sub / name, temporary=not split)
+        self.keys, self.split, self._where = keys, split, (out, batch, n)
+        self._writers: dict[str, _PartWriter] = {}  # made when the file streams (most files do not)
+
+    def _writer(self, table: str) -> _PartWriter:
+        w = self._writers.get(table)
+        if w is None:
+            out, batch, n = self._where
+            camp = self.keys.get("campaign")
+            sub = Path(f"campaign={NO_CAMPAIGN if camp is None else camp}") / f"kind={self.keys['kind']}" \
+                if self.split else Path()
+            name = f"part-{batch:06d}-{n:04d}" + (".parquet" if self.split else TEMP_SUFFIX)
+            w = self._writers[table] = _PartWriter(out / table / sub / name, temporary=not self.split)
+        return w
+
+    @property
+    def series(self) -> _PartWriter:
+        return self._writer("series")
+
+    @property
+    def blk(self) -> _PartWriter:
+        return self._writer("blk_requests")
 
     @property
     def rows(self) -> int:
-        return self.series.rows
+        """Series rows written."""
+        w = self._writers.get("series")
+        return 0 if w is None else w.rows
+
+    @property
+    def blk_rows(self) -> int:
+        w = self._writers.get("blk_requests")
+        return 0 if w is None else w.rows
 
     def __call__(self, frame: pd.DataFrame) -> None:
         from .base import SERIES_COLUMNS
@@ -194,8 +216,8 @@ class _PartSink:
         self.blk.write(df.drop(columns=[c for c in ("campaign", "kind") if c in keys]) if self.split else df)
 
     def close(self, ok: bool = True) -> None:
-        self.series.close(ok)
-        self.blk.close(ok)
+        for w in self._writers.values():
+            w.close(ok)
 
 
 def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
@@ -225,10 +247,10 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None, series_keys=False)  # series as stored: run keys once per file, in files
     rows = {"summary": _write_parts(res.summary, out / "summary", batch, split),
-            "series": _write_parts(res.series, out / "series", batch, split) + sum(k.series.rows for k in sinks)}
+            "series": _write_parts(res.series, out / "series", batch, split) + sum(k.rows for k in sinks)}
     for name, t in res.tables.items():
         rows[name] = _write_parts(t, out / name, batch, split)
-    streamed = sum(k.blk.rows for k in sinks)
+    streamed = sum(k.blk_rows for k in sinks)
     if streamed:
         rows["blk_requests"] = rows.get("blk_requests", 0) + streamed
     return {"files": res.files if split else [o.row for o in outcomes], "failed": res.failed, "rows": rows,
@@ -322,8 +344,8 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                 batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None) -> ScaleResult:
     """Read every file below ``root`` in batches and write ``out/<table>.parquet`` (the single-file layout)
     with bounded memory: ``jobs`` forked processes (``jobs=1``: this process) each read a batch and write
-    its tables as parts; the parts are then merged in walk order, one at a time, into one file per table
-    (:func:`.tables.merge_parts`).  Everything is staged in ``out/.ingest-<pid>/``; the set is switched in
+    its tables as parts; this process merges each batch's parts into one file per table as soon as the
+    batches before it are back (walk order), while the workers read on (:class:`.tables.PartMerger`).  Everything is staged in ``out/.ingest-<pid>/``; the set is switched in
     as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
     :class:`.walk.WorkerDied` naming the files not read; nothing is written then."""
     from .walk import WorkerDied, assemble as _assemble_empty, remove_stale_temps
