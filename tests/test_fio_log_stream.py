@@ -56,6 +56,43 @@ def test_blocks_give_the_whole_file_summary_and_series(tmp_path):
         assert s["log_mean_ns"] == pytest.approx(w["log_mean_ns"], rel=1e-12)
 
 
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_blocks_are_what_plain_reads_give(tmp_path, gz):
+    """iter_fio_log's reused buffer gives the blocks of the plain loop (read a block, prepend the unfinished
+    line, cut at the last newline; a line longer than a block: read on; the last line without a newline):
+    the same rows in the same blocks, plain and gzip."""
+    from analysis.ingest._scan import iter_fio_log, read_fio_log
+    lines = [f"{i * 3}, {1000 + i}, {i % 2}, 4096, 0" for i in range(3000)]
+    lines[1500] = f"4500, {'1' * 15}, 0, 4096, 0{' ' * 400}"  # trailing spaces: one line longer than a block
+    text = ("\n".join(lines)).encode()  # no final newline
+    log = tmp_path / ("x_clat.1.log.gz" if gz else "x_clat.1.log")
+    log.write_bytes(gzip.compress(text) if gz else text)
+    chunk = 257
+    want, carry, pos = [], b"", 0
+    while True:  # the plain loop
+        block = text[pos:pos + chunk]
+        pos += len(block)
+        buf = carry + block
+        if not buf:
+            break
+        if block:
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                carry = buf
+                continue
+            buf, carry = buf[:cut], buf[cut:]
+        else:
+            carry = b""
+        want.append(read_fio_log(log, 5, data=buf))
+        if not block:
+            break
+    got = list(iter_fio_log(log, 5, chunk_bytes=chunk))
+    assert len(got) == len(want) > 60
+    for g, w in zip(got, want):
+        assert np.array_equal(g.t, w.t) and np.array_equal(g.value, w.value) and np.array_equal(g.ddir, w.ddir)
+    assert sum(len(g.t) for g in got) == 3000 and got[-1].t[-1] == 8997
+
 def test_gzip_log_streams_and_errors_name_the_line_in_the_whole_file(tmp_path):
     log = _big_log(tmp_path, 20)
     gz = tmp_path / "gz_clat.1.log.gz"

@@ -12,11 +12,9 @@ from .discovery import MANIFEST, iter_files, refusal
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
+    """SHA-256 (hex) of a file, read in blocks into one buffer (``hashlib.file_digest``)."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def load_manifest(root: Path) -> dict[str, str] | None:

@@ -160,6 +160,45 @@ class _PartWriter:
                 self.rows = 0
 
 
+def series_block(frame, keys: dict[str, Any], split: bool = False):
+    """The stored series rows of one file's ``frame`` (DataFrame or :class:`~.base.Tidy`) as an Arrow table
+    (labels dictionary<int32, string>, floats with NaN as null, as ``pyarrow.Table.from_pandas`` gives
+    them): ``kind``, ``source`` (``keys["source"]``), job, ddir, metric, value, unit, t_s, ``campaign``;
+    ``split``: without ``kind`` and ``campaign`` (in the partition path)."""
+    import numpy as np
+    import pyarrow as pa
+    from .base import column
+
+    n = len(frame)
+    text = pa.dictionary(pa.int32(), pa.string())
+
+    def const(v) -> pa.Array:
+        if v is None:
+            return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32), mask=np.ones(n, bool)),
+                                                  pa.array([], pa.string()))
+        return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([str(v)], pa.string()))
+
+    def labels(name: str) -> pa.Array:
+        c = column(frame, name)
+        if not isinstance(c, pd.Categorical):
+            c = pd.Categorical(c)
+        codes = np.asarray(c.codes, dtype=np.int32)
+        miss = codes < 0
+        return pa.DictionaryArray.from_arrays(pa.array(codes, mask=miss if miss.any() else None),
+                                              pa.array([str(x) for x in c.categories], pa.string()))
+
+    def floats(name: str) -> pa.Array:
+        return pa.array(np.asarray(column(frame, name), dtype=np.float64), from_pandas=True)
+
+    cols = {"kind": const(keys["kind"]), "source": const(keys["source"]), "job": labels("job"),
+            "ddir": labels("ddir"), "metric": labels("metric"), "value": floats("value"), "unit": labels("unit"),
+            "t_s": floats("t_s"), "campaign": const(keys.get("campaign"))}
+    if split:
+        del cols["kind"], cols["campaign"]
+    return pa.table(list(cols.values()), schema=pa.schema([pa.field(k, text if k not in ("value", "t_s")
+                                                                    else pa.float64()) for k in cols]))
+
+
 class _PartSink:
     """The tables of one large file read in blocks (bounded memory) written straight to their own parts,
     ``<table>/campaign=…/kind=…/part-<batch>-<n>.parquet`` (``split=False``: ``<table>/part-<batch>-<n>.arrows``),
@@ -200,19 +239,20 @@ class _PartSink:
         w = self._writers.get("blk_requests")
         return 0 if w is None else w.rows
 
-    def __call__(self, frame: pd.DataFrame) -> None:
-        from .base import SERIES_COLUMNS
-        from .walk import _assemble
-
-        df = _assemble([frame], [0], [self.keys], SERIES_COLUMNS, keys=False)  # run keys: in files
-        self.series.write(df.drop(columns=["campaign", "kind"]) if self.split else df)
+    def __call__(self, frame) -> None:
+        """One block's series (a DataFrame or :class:`~.base.Tidy` of the base columns) as the rows the
+        in-memory path stores (``walk._assemble`` with ``keys=False``: ``kind``, the base columns with
+        ``source`` = the file's path under the root, ``campaign``), built as Arrow arrays: a per-IO log
+        sends ~10^6 rows a block, and its labels are one value each."""
+        self.series.write_arrow(series_block(frame, self.keys, self.split))
 
     def requests(self, frame: pd.DataFrame) -> None:
         """Request rows of a streamed block trace, with the file's keys as the serial path attaches them
         (``walk.ingest_file``): ``kind``, ``source`` and the run keys."""
         keys = {"kind": str(self.keys["kind"]), "source": str(self.keys["source"]),
                 **{k: str(v) for k, v in self.keys.items() if k not in ("kind", "source") and v is not None}}
-        df = frame.assign(**keys)
+        from .walk import with_labels
+        df = with_labels(frame, keys)
         self.blk.write(df.drop(columns=[c for c in ("campaign", "kind") if c in keys]) if self.split else df)
 
     def close(self, ok: bool = True) -> None:

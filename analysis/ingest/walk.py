@@ -136,6 +136,17 @@ def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str], 
     return typed_keys(df)
 
 
+def with_labels(df: pd.DataFrame, labels: dict[str, str]) -> pd.DataFrame:
+    """``df.assign(**labels)`` for text labels, the same frame (columns of pandas' ``str`` dtype) without
+    a Python object per row: each column is one Arrow string repeated (a block trace's request rows carry
+    its file's run keys, ~10 columns of 10^5–10^6 rows)."""
+    import pyarrow as pa
+    dtype = pd.StringDtype("pyarrow", na_value=np.nan)
+    n = len(df)
+    return df.assign(**{k: pd.array(pa.chunked_array([pa.repeat(pa.scalar(str(v), pa.large_string()), n)]),
+                                     dtype=dtype) for k, v in labels.items()})
+
+
 def _null_strings(n: int):
     """``n`` missing values as a ``string`` array (Arrow nulls: no per-row work)."""
     import pyarrow as pa
@@ -268,7 +279,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 req = parsed.tables.get("requests")
                 if req is not None and len(req):
                     keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
-                    out.requests = req.assign(kind=parsed.kind, source=rel, **keys)
+                    out.requests = with_labels(req, {"kind": parsed.kind, "source": rel, **keys})
             except IngestError as e:
                 row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
                 out.failed.append((rel, str(e)))
