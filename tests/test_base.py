@@ -51,6 +51,8 @@ def test_parsed_builds_its_frames_from_tidy_columns_only_when_asked():
     assert isinstance(f, pd.DataFrame) and p.summary is f and list(f.columns) == base.SUMMARY_COLUMNS
     assert f["metric"].tolist() == ["iops", "bw"] and f["value"].tolist() == [10.0, 2.0]
     assert str(f["ddir"].dtype) == "category" and base.column(f, "unit").tolist() == ["1/s", "B/s"]
+    assert f["source"].tolist() == ["x.json", "x.json"] and list(f["source"].cat.categories) == ["x.json"]
+    assert isinstance(base.column(summ, "source"), pd.Categorical)  # a Label column, made when read
     assert p.value("bw") == 2.0
     assert len(p.series) == 0 and list(p.series.columns) == base.SERIES_COLUMNS and len(p.tidy_series) == 0
     q = p.with_meta({"a": 1})

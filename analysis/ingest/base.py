@@ -56,11 +56,28 @@ class IngestError(ValueError):
         return (IngestError, (self.path, self.message, self.line, self.offset))
 
 
+class Label:
+    """A column of one label, ``n`` rows (a file's ``source``): made a categorical only when read
+    (:func:`column`) — the ingest replaces ``source`` with the path under the root and never reads it,
+    and each file's distinct path would cost a new categories index (~80 µs)."""
+
+    __slots__ = ("label", "n")
+
+    def __init__(self, label: str, n: int) -> None:
+        self.label, self.n = label, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def categorical(self) -> pd.Categorical:
+        return cat(np.zeros(self.n, dtype=np.int8), (self.label,))
+
+
 class Tidy:
-    """A tidy table as the readers build it: ready 1-D columns (categoricals, float64 arrays) of one
-    length, in ``columns`` order.  What the ingest needs of a file's rows (value rules, stacking a
-    batch's files into one table) it takes from these arrays; a DataFrame (:meth:`frame`, ~70 µs) is
-    built only when someone asks for one (``Parsed.summary``/``series``)."""
+    """A tidy table as the readers build it: ready 1-D columns (categoricals, float64 arrays, a
+    :class:`Label`) of one length, in ``columns`` order.  What the ingest needs of a file's rows (value
+    rules, stacking a batch's files into one table) it takes from these arrays; a DataFrame
+    (:meth:`frame`, ~70 µs) is built only when someone asks for one (``Parsed.summary``/``series``)."""
 
     __slots__ = ("cols", "columns", "n")
 
@@ -79,7 +96,7 @@ class Tidy:
         return f"Tidy({self.n} rows: {', '.join(self.columns)})"
 
     def frame(self) -> pd.DataFrame:
-        return tidy_frame(self.cols, self.columns)
+        return tidy_frame({c: column(self, c) for c in self.columns}, self.columns)
 
     @staticmethod
     def of(frame: pd.DataFrame) -> "Tidy":
@@ -89,7 +106,12 @@ class Tidy:
 
 def column(table: "pd.DataFrame | Tidy", name: str):
     """The array behind one column of a DataFrame or a :class:`Tidy` (a categorical or a numpy-backed array)."""
-    return table.cols[name] if isinstance(table, Tidy) else table[name].array
+    if not isinstance(table, Tidy):
+        return table[name].array
+    c = table.cols[name]
+    if isinstance(c, Label):
+        c = table.cols[name] = c.categorical()
+    return c
 
 
 def has_column(table: "pd.DataFrame | Tidy", name: str) -> bool:
@@ -292,7 +314,7 @@ def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]])
     if not rows:
         return empty_frame(SUMMARY_COLUMNS)
     job, ddir, metric, value, unit = zip(*rows)
-    cols = {"source": cat(np.zeros(len(rows), dtype=np.int8), (source,)), "job": labels_categorical(job),
+    cols = {"source": Label(source, len(rows)), "job": labels_categorical(job),
             "ddir": labels_categorical(ddir), "metric": labels_categorical(metric),
             "value": np.asarray(value, dtype=np.float64), "unit": labels_categorical(unit)}
     return Tidy(cols, SUMMARY_COLUMNS)
@@ -310,7 +332,7 @@ def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str,
         return cat(np.zeros(n, dtype=np.int8), (label,))
 
     cols = {
-        "source": const(source),
+        "source": Label(source, n),
         "job": const(job),
         "ddir": (const(ddir) if isinstance(ddir, str) else
                  ddir if isinstance(ddir, pd.Categorical) else labels_categorical(ddir)),
@@ -334,7 +356,7 @@ def series_blocks_frame(source: str, t_s: np.ndarray,
         cats = list(dict.fromkeys(b[i] for b in blocks))
         at = {c: j for j, c in enumerate(cats)}
         return cat(np.repeat(np.array([at[b[i]] for b in blocks], dtype=np.int32), n), cats)
-    cols = {"source": cat(np.zeros(n * k, dtype=np.int8), (source,)),
+    cols = {"source": Label(source, n * k),
             "job": labels(0), "ddir": labels(1), "metric": labels(2),
             "value": np.concatenate([np.asarray(b[4], dtype=np.float64) for b in blocks]),
             "unit": labels(3), "t_s": np.tile(np.asarray(t_s, dtype=np.float64), k)}
@@ -352,7 +374,7 @@ def series_metrics_frame(source: str, job: str, ddir: pd.Categorical | str, t_s:
         return empty_frame(SERIES_COLUMNS)
     zeros = np.zeros(n * k, dtype=np.int8)
     units = list(dict.fromkeys(u for _, u, _ in metrics))
-    cols = {"source": cat(zeros, (source,)), "job": cat(zeros, (job,)),
+    cols = {"source": Label(source, n * k), "job": cat(zeros, (job,)),
             "ddir": (cat(zeros, (ddir,)) if isinstance(ddir, str) else
                      cat(np.tile(ddir.codes, k), list(ddir.categories))),
             "metric": cat(np.repeat(np.arange(k, dtype=np.int32), n), [m for m, _, _ in metrics]),

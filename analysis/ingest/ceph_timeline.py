@@ -74,7 +74,7 @@ import numpy as np
 import pandas as pd
 
 from ._scan import PG_ANY, PG_PGID, PG_STATE, pg_rows
-from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, Tidy
+from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, Label, Tidy
 
 KIND = "ceph-pg-timeline"
 FORMAT = "cephqos-pg-timeline"
@@ -544,7 +544,7 @@ def _series(source: str, per_pool: _PerPool, t_s: np.ndarray, scrub_pool: str | 
     n = len(ri)
     zeros = np.zeros(n, dtype=np.int8)
     return Tidy({
-        "source": cat(zeros, [source]),
+        "source": Label(source, len(zeros)),
         "job": cat(pool_codes[ri], pool_names.tolist()),
         "ddir": cat(zeros, [""]),
         "metric": cat(mj, [m for m, _ in metrics]),

@@ -93,7 +93,7 @@ import pandas as pd
 
 from . import _scan as _scan_c
 from .base import (IngestError, Parsed, SERIES_COLUMNS, cat, empty_frame, line_of_offset,
-                   summary_frame, Tidy)
+                   summary_frame, Label, Tidy)
 
 KIND = "rados-bench"
 #: parse(path, None) reads the file itself (memory-mapped when large): detect.read passes no bytes
@@ -746,7 +746,7 @@ def _series_frame(source: str, ddir: str, rows: np.ndarray) -> pd.DataFrame:
     units = ["count", "B/s", "ns"]
     unit_code = np.repeat(np.array([units.index(u) for _, u in SERIES_METRICS], np.int8), n)
     return Tidy({
-        "source": cat(zeros, [source]),
+        "source": Label(source, len(zeros)),
         "job": cat(zeros, [""]),
         "ddir": cat(zeros, [ddir]),
         "metric": cat(np.repeat(np.arange(k, dtype=np.int8), n), metrics),
