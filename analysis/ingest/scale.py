@@ -387,8 +387,8 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
     """Read every file below ``root`` in batches and write ``out/<table>.parquet`` (the single-file layout)
     with bounded memory: ``jobs`` forked processes (``jobs=1``: this process) each read a batch and write
     its tables as parts; this process merges each batch's parts into one file per table as soon as the
-    batches before it are back (walk order), while the workers read on (:class:`.tables.PartMerger`).  Everything is staged in ``out/.ingest-<pid>/``; the set is switched in
-    as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
+    batches before it are back (walk order), while the workers read on (:class:`.tables.PartMerger`).
+    Everything is staged in ``out/.ingest-<pid>/``; the set is switched in as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
     :class:`.walk.WorkerDied` naming the files not read; nothing is written then."""
     from .walk import WorkerDied, assemble as _assemble_empty, remove_stale_temps
     t0 = time.perf_counter()
@@ -438,7 +438,13 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
                         merge_batch(w[3])
                         if bar is not None:
                             bar.update(len(w[1]))
-                except BrokenProcessPool as e:
+                except BaseException as e:
+                    # the merge runs in this loop: its error (disk full, read-only) must not wait for the
+                    # batches not yet started, which leaving the `with` would; the running ones (one per
+                    # worker) finish first, so that none writes into the staging folder once it is removed
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    if not isinstance(e, BrokenProcessPool):
+                        raise
                     left = [r for w in work[len(results):] for r in w[1]]
                     raise WorkerDied(f"{root}: an ingest worker process died ({e}); {len(left)} of {len(paths)} "
                                      f"files not read, first {', '.join(left[:3])}{' …' if len(left) > 3 else ''}; "

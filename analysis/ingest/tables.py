@@ -498,6 +498,14 @@ def write_parquet(df: pd.DataFrame, path: str | Path, **options: Any) -> None:
     df.to_parquet(path, index=False, **{"compression": "zstd", **parquet_options(df), **options})
 
 
+def _merged_writer(dest: Path, schema):
+    """The Parquet writer of a merged table: zstd, :func:`parquet_options`, min/max statistics only on
+    :data:`STATS_COLUMNS` (where readers filter; elsewhere half the write time)."""
+    import pyarrow.parquet as pq
+    stats = [n for n in STATS_COLUMNS if n in schema.names]
+    return pq.ParquetWriter(dest, schema, compression="zstd", write_statistics=stats, **parquet_options(schema))
+
+
 def merge_parts(parts: list[Path], dest: Path) -> int:
     """Parquet parts written by pandas → one Parquet file ``dest``, their rows in the order given, one part
     in memory at a time (the default ingest's bounded write).  Columns are the union of the parts' in
@@ -505,11 +513,9 @@ def merge_parts(parts: list[Path], dest: Path) -> int:
     merged so ``pandas.read_parquet`` gives the categories and nullable integers the in-memory tables
     have.  A part is read a row group at a time (a streamed log's part holds one per 32 MiB block).
     Returns the rows written."""
-    import pyarrow.parquet as pq
     schema = _unified_schema(parts)
     rows = 0
-    stats = [n for n in STATS_COLUMNS if n in schema.names]  # min/max where readers filter; elsewhere half the write time
-    with pq.ParquetWriter(dest, schema, compression="zstd", write_statistics=stats, **parquet_options(schema)) as w:
+    with _merged_writer(dest, schema) as w:
         for t in _prefetched(_conform(t, schema) for t in _row_groups(parts)):
             w.write_table(t)  # encoding (this thread) overlaps reading the next row group (the other)
             rows += t.num_rows
@@ -552,11 +558,8 @@ class PartMerger:
                 self._write([p])
 
     def _open(self, schema) -> None:
-        import pyarrow.parquet as pq
         self.schema, self.rows = schema, 0
-        stats = [n for n in STATS_COLUMNS if n in schema.names]
-        self.writer = pq.ParquetWriter(self.dest, schema, compression="zstd", write_statistics=stats,
-                                       **parquet_options(schema))
+        self.writer = _merged_writer(self.dest, schema)
 
     def _write(self, parts: list[Path]) -> None:
         for t in _row_groups(parts):
