@@ -69,3 +69,35 @@ def test_keys_no_file_had_are_null_strings():
     assert str(df["repeat"].dtype) == "Int64" and df["repeat"].isna().all()
     assert df["campaign"].tolist() == ["c"] * 3 and df["tag"].tolist() == ["x"] * 3
     assert df["value"].tolist() == [1.0, 2.0, 3.0]
+
+
+def _per_row(col: pd.Series, key: str):
+    """The per-row rule for a text key: every non-missing value converted on its own."""
+    num = pd.to_numeric(col.astype(object), errors="coerce")
+    if (num.isna() & col.notna()).any():
+        return None
+    v = num.to_numpy(float)
+    m = np.isnan(v)
+    if key == "repeat" and np.array_equal(v[~m], np.round(v[~m])):
+        return pd.arrays.IntegerArray(np.where(m, 0, v).astype(np.int64), m)
+    return v
+
+
+def test_text_keys_converted_once_per_value_equal_the_per_row_rule():
+    # the text branch converts each distinct value once (a block trace's request rows: one value, 10^6 rows)
+    cases = {"ints": ["2", None, "10", "2", " 3"], "fraction": ["1.5", "2", None], "text": ["r1", "2", "2"],
+             "nan": ["nan", "1"], "empty": ["", "1"], "objects": [1, "2", None, 3.0]}
+    for name, vals in cases.items():
+        for dtype in ("str", "string", object):
+            col = pd.Series(vals, dtype=dtype)
+            want = _per_row(col, "repeat")
+            df = pd.DataFrame({"repeat": col})
+            typed_keys(df)
+            if want is None:
+                assert df["repeat"].equals(col), (name, dtype)
+            elif isinstance(want, np.ndarray):
+                np.testing.assert_array_equal(df["repeat"].to_numpy(float), want, err_msg=f"{name} {dtype}")
+                assert df["repeat"].dtype == np.float64, (name, dtype)
+            else:
+                assert str(df["repeat"].dtype) == "Int64", (name, dtype)
+                assert df["repeat"].tolist() == list(want), (name, dtype)

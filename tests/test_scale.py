@@ -211,7 +211,8 @@ def test_request_keys_as_repeated_arrow_strings_equal_assign():
     from analysis.ingest.walk import with_labels
     for n in (0, 1, 1000):
         df = pd.DataFrame({"c_ns": np.arange(n, dtype=np.int64), "ddir": pd.Categorical(["read"] * n)})
-        labels = {"kind": "blktrace", "source": "camp/rep-1/trace.blktrace", "repeat": "2"}
+        labels = {"kind": "blktrace", "source": "camp/rep-1/trace.blktrace", "repeat": "2", "note": "",
+                  "arm": "µClock ✓"}
         got, want = with_labels(df, labels), df.assign(**labels)
         pd.testing.assert_frame_equal(got, want, check_exact=True)
         assert [str(t) for t in got.dtypes] == [str(t) for t in want.dtypes]

@@ -60,11 +60,13 @@ def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
             if c in INT_KEYS and isinstance(col.dtype, pd.Int64Dtype):
                 continue  # typed already (a table read back)
             v = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            num = pd.to_numeric(col.astype(object), errors="coerce")
-            if (num.isna() & col.notna()).any():
+        else:  # text (a block trace's request rows: 10^5–10^6 rows, one value): converted once per value
+            codes, uniq = pd.factorize(col)
+            num = pd.to_numeric(pd.Series(np.asarray(uniq, dtype=object), dtype=object), errors="coerce")
+            if num.isna().any():  # a value that is not a number (missing values are not among ``uniq``)
                 continue
-            v = num.to_numpy(float)
+            u = num.to_numpy(float)
+            v = np.where(codes >= 0, u[np.maximum(codes, 0)] if len(u) else np.nan, np.nan)
         mask = np.isnan(v)
         if c in INT_KEYS and np.array_equal(v[~mask], np.round(v[~mask])):
             df[c] = pd.arrays.IntegerArray(np.where(mask, 0, v).astype(np.int64), mask)
