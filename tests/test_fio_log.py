@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 
 import numpy as np
@@ -151,3 +152,28 @@ def test_bad_log_lines_name_the_line(tmp_path, text, line, what):
     with pytest.raises(IngestError) as ei:
         read(f)
     assert ei.value.line == line and what in str(ei.value)
+
+
+def test_a_log_takes_the_fio_json_the_ingest_parsed_beside_it(tmp_path, monkeypatch):
+    """The ingest's parse of a fio JSON is the companion of the logs beside it (not parsed a second time),
+    while its size and mtime are unchanged; a rewritten JSON is parsed again."""
+    import os
+    from analysis.ingest import fio, fio_log
+    from analysis.ingest.walk import ingest_file
+    run = tmp_path / "run"
+    shutil.copytree(FIO / "randrw-4k-perio", run)
+    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
+    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
+    calls = []
+    real = fio.parse
+    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
+    assert js.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
+    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
+    assert log.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]  # not parsed again
+    meta = json.loads(log.row["meta_json"])
+    assert meta["latency_unit_assumed"] is False and meta["crosscheck"]["read"]["json_total_ios"] == 900
+    st = (run / "randrw-4k-perio.json").stat()
+    os.utime(run / "randrw-4k-perio.json", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = ingest_file(run / "perio_lat.1.log", tmp_path, {}, None, lenient=True)
+    assert again.row["status"] == "ok" and calls == ["randrw-4k-perio.json"] * 2

@@ -67,6 +67,15 @@ def _log_name(path: Path) -> dict[str, Any]:
 
 
 _FOLDER_JSON: dict[str, tuple[list[str], tuple, list[Parsed]]] = {}  # folder → (names, its JSONs' stats, parsed)
+_SEEN_JSON: dict[str, tuple[int, int, Parsed]] = {}  # path → (size, mtime ns, fio JSON the ingest parsed)
+
+
+def seen_fio_json(path: Path, st: os.stat_result, parsed: Parsed) -> None:
+    """The ingest parsed ``path`` (stat ``st``) as fio JSON: a log beside it finds its companion here
+    instead of parsing it again (while size and mtime are unchanged; the last 256 kept)."""
+    if len(_SEEN_JSON) >= 256:
+        _SEEN_JSON.pop(next(iter(_SEEN_JSON)))
+    _SEEN_JSON[str(path)] = (st.st_size, st.st_mtime_ns, parsed)
 
 
 def _json_stats(folder: Path, names: list[str]) -> tuple:
@@ -90,28 +99,33 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
         if hit is not None and hit[0] == names and _json_stats(folder, [n for n, _, _ in hit[1]]) == hit[1]:
             return [d for d in hit[2] if d.path != str(path)]
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        listing = [(e.name, e.stat().st_size) for e in entries if e.is_file()]
+        listing = [(e.name, e.stat()) for e in entries if e.is_file()]
     except OSError:
         return None
-    found: list[Path] = []
+    found: list[tuple[Path, Parsed | None]] = []
     base = str(folder)
-    for name, size in listing:
-        if size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
+    for name, st in listing:
+        if st.st_size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
             continue  # CBT's copy of the output beside it
+        full = os.path.join(base, name)
+        seen = _SEEN_JSON.get(full)
+        if seen is not None and seen[:2] == (st.st_size, st.st_mtime_ns):
+            found.append((folder / name, seen[2]))
+            continue
         try:
-            head, _ = read_head(os.path.join(base, name))
+            head, _ = read_head(full)
         except IngestError:
             continue
         if fio_json.sniff(head):
-            found.append(folder / name)
+            found.append((folder / name, None))
     parsed: list[Parsed] = []
-    for fp in found:
+    for fp, done in found:
         try:
-            parsed.append(fio_json.parse(fp, read_all(fp)))
+            parsed.append(done if done is not None else fio_json.parse(fp, read_all(fp)))
         except IngestError:
             continue
     try:
-        stats = _json_stats(folder, [fp.name for fp in found])
+        stats = _json_stats(folder, [fp.name for fp, _ in found])
     except OSError:
         return None
     if len(_FOLDER_JSON) >= 64:

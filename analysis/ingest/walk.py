@@ -216,7 +216,8 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
         row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None,
                 **{k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
-    size = p.stat().st_size
+    st = p.stat()
+    size = st.st_size
     raw = _read_once(p, size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
     plain = raw if raw is not None and compression(raw[:8]) is None else None
     row: dict[str, Any] = {"path": rel, "size_bytes": size,
@@ -274,6 +275,9 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
                 parsed = read(p, sink, data=plain)
+                if parsed.kind == "fio-json":  # the logs beside it take it as their companion, not re-parsed
+                    from .fio_log import seen_fio_json
+                    seen_fio_json(p, st, parsed)
                 bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
