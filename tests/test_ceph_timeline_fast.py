@@ -30,6 +30,7 @@ def _result(path: Path, data: bytes, plain: bool, monkeypatch) -> tuple:
     with monkeypatch.context() as m:
         if plain:
             m.setattr(ct, "_FAST_SAMPLE", NEVER)
+            m.setattr(ct, "_classify", ct.lines_by_regex)
             m.setattr(ct, "_columns_fast", lambda *a, **k: None)
         return parse_outcome(ct.parse, path, data)
 
@@ -250,3 +251,40 @@ def test_the_scanners_numbers_are_pythons_bit_for_bit():
     want = [struct.pack("<d", float(json.loads(t))) for t in texts]
     bad = [(t, g, w) for t, g, w in zip(texts, bits, want) if g != w]
     assert not bad, bad[:5]
+
+
+def _classes(lines) -> list[tuple]:
+    return [(int(k), *(p.tolist() if k == 1 else [])) for k, p in zip(lines.kind, lines.pos)]
+
+
+def test_the_c_line_classifier_is_the_regular_expression(monkeypatch, tmp_path):
+    """``_scan.pg_lines`` (C) gives every line the kind, time span and rows span that
+    ``ceph_timeline._FAST_SAMPLE`` gives it: real timelines, then lines mutated at random."""
+    from analysis.ingest._scan import pg_lines
+    for path in _real():
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        got, want = pg_lines(data), ct.lines_by_regex(data)
+        assert got.start.tolist() == want.start.tolist() and _classes(got) == _classes(want), path
+        assert (got.kind == 1).sum() > 0
+    lines = [b'{"t":1795622876.023,"pgs":[["16.d","active+clean",36,null]]}', b'{"t":1,"pgs":[[]]}',
+             b' \t{ "t" : -0.5e+3 , "pgs" : [[ "a" ]] ] } \r', b'{"t":01,"pgs":[[1]]}', b'{"t":1.,"pgs":[[1]]}',
+             b'{"t":1e,"pgs":[[1]]}', b'{"t":1,"pgs":[["a:b"]]}', b'{"t":1,"pgs":[[]}', b'{"t":1,"pgs":[[]]]}',
+             b'{"mark":"x","t":2}', b"", b"  \r", b"\x0b\x0c", b'{"t":1,"pgs":[[1]]} x', b'{"t":1,"pgs":[[1]]}\r\r',
+             b'{"t":1,"pgs":[[1]] \t}', b'{"t":1,"pgs":[[1]]}}', b'{"t":1E+5,"pgs":[[1]]}']
+    alphabet = list(b' \t\r\x0b]}[{:"e.-09,')
+
+    @settings(max_examples=2000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.sampled_from(lines), max_size=5),
+           st.lists(st.tuples(st.integers(0, 400), st.sampled_from(alphabet + [-1])), max_size=4),
+           st.sampled_from([b"", b"\n", b"\n\n"]))
+    def check(picked, edits, end):
+        buf = bytearray(b"\n".join(picked) + end)
+        for at, b in edits:
+            if buf and b >= 0:
+                buf[at % len(buf)] = b
+            elif buf:
+                del buf[at % len(buf)]
+        data = bytes(buf)
+        got, want = pg_lines(data), ct.lines_by_regex(data)
+        assert got.start.tolist() == want.start.tolist() and _classes(got) == _classes(want), data
+    check()

@@ -514,3 +514,74 @@ int64_t hist_percentiles(const int64_t *counts, int64_t stride, int64_t nrow, in
         for (int64_t j = next[r]; j < nq; j++) pos[j * nrow + r] = nbin;
     return 0;
 }
+
+/* The lines of a cephqos-pg-timeline (ceph_timeline._load), split at '\n' as bytes.split does:
+ * start[i] = first byte of line i, start[nlines] = n + 1 (line i ends at start[i + 1] - 1);
+ * kind[i] = 0 blank (only ' ' \t \n \r \v \f, as bytes.strip), 1 the poller's sample shape
+ * (ceph_timeline._FAST_SAMPLE, whole line) with no ':' in its rows, 2 anything else;
+ * pos[4i..4i+3] (kind 1): the time number's start and end, the rows' start and end (between "[[" and the
+ * last "]]").  Returns the number of lines (at most maxlines = count of '\n' + 1). */
+static inline int ws_tab(uint8_t c) { return c == ' ' || c == '\t'; }
+
+static int pg_sample_shape(const uint8_t *p, const uint8_t *e, int64_t *pos, const uint8_t *base)
+{
+    while (p < e && ws_tab(*p)) p++;
+    if (p >= e || *p++ != '{') return 0;
+    while (p < e && ws_tab(*p)) p++;
+    if (!lit(p, e, "\"t\"", 3)) return 0;
+    p += 3;
+    while (p < e && ws_tab(*p)) p++;
+    if (p >= e || *p++ != ':') return 0;
+    while (p < e && ws_tab(*p)) p++;
+    const uint8_t *ns = p;  /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? */
+    if (p < e && *p == '-') p++;
+    if (p < e && *p == '0') p++;
+    else if (p < e && *p >= '1' && *p <= '9') { while (p < e && *p >= '0' && *p <= '9') p++; }
+    else return 0;
+    if (p + 1 < e && *p == '.' && p[1] >= '0' && p[1] <= '9') { p++; while (p < e && *p >= '0' && *p <= '9') p++; }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        const uint8_t *q = p + 1;
+        if (q < e && (*q == '+' || *q == '-')) q++;
+        if (q < e && *q >= '0' && *q <= '9') { while (q < e && *q >= '0' && *q <= '9') q++; p = q; }
+    }
+    const uint8_t *ne = p;
+    while (p < e && ws_tab(*p)) p++;
+    if (p >= e || *p++ != ',') return 0;
+    while (p < e && ws_tab(*p)) p++;
+    if (!lit(p, e, "\"pgs\"", 5)) return 0;
+    p += 5;
+    while (p < e && ws_tab(*p)) p++;
+    if (p >= e || *p++ != ':') return 0;
+    while (p < e && ws_tab(*p)) p++;
+    if (!lit(p, e, "[[", 2)) return 0;
+    const uint8_t *rs = p + 2, *q = e;
+    while (q > rs && (ws_tab(q[-1]) || q[-1] == '\r')) q--;
+    if (q <= rs || q[-1] != '}') return 0;
+    q--;
+    while (q > rs && ws_tab(q[-1])) q--;
+    if (q - rs < 2 || q[-1] != ']' || q[-2] != ']') return 0;
+    const uint8_t *re = q - 2;
+    if (memchr(rs, ':', (size_t)(re - rs))) return 0;
+    pos[0] = ns - base; pos[1] = ne - base; pos[2] = rs - base; pos[3] = re - base;
+    return 1;
+}
+
+int64_t pg_lines(const uint8_t *buf, int64_t n, int64_t maxlines, int64_t *start, int8_t *kind, int64_t *pos)
+{
+    const uint8_t *p = buf, *e = buf + n;
+    int64_t i = 0;
+    for (;;) {
+        if (i >= maxlines) return -1;
+        const uint8_t *le = memchr(p, '\n', (size_t)(e - p));
+        if (!le) le = e;
+        start[i] = p - buf;
+        const uint8_t *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\v' || *q == '\f')) q++;
+        kind[i] = q == le ? 0 : pg_sample_shape(p, le, pos + 4 * i, buf) ? 1 : 2;
+        i++;
+        if (le == e) break;
+        p = le + 1;
+    }
+    start[i] = n + 1;
+    return i;
+}

@@ -53,6 +53,8 @@ def _lib() -> ctypes.CDLL:
     lib.rados_fill.restype = _I64
     lib.pg_rows.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _P, _P, _P, _P]
     lib.pg_rows.restype = _I64
+    lib.pg_lines.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _P, _P]
+    lib.pg_lines.restype = _I64
     lib.hist_percentiles.argtypes = [_P, _I64, _I64, _I64, _P, _I64, _P, _P, _P, _P]
     lib.hist_percentiles.restype = _I64
     return lib
@@ -83,6 +85,29 @@ def hist_percentiles(counts: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np
     out = np.empty((nrow, len(q)), np.int64)
     out[:, order] = pos.T
     return out, tot
+
+
+@dataclass
+class PgLines:
+    """A timeline's lines as ``pg_lines`` in ``_cscan.c`` classifies them (split at ``\n`` as
+    ``bytes.split`` splits): line ``i`` is ``data[start[i]:start[i + 1] - 1]``; ``kind`` 0 blank, 1 a
+    sample line of the poller's shape (``ceph_timeline._FAST_SAMPLE``, no ``:`` in its rows), 2 other;
+    ``pos[i]`` (kind 1): the time number's start and end, the rows' start and end (byte offsets)."""
+    start: np.ndarray
+    kind: np.ndarray
+    pos: np.ndarray
+
+
+def pg_lines(data: bytes) -> PgLines:
+    """Every line of a cephqos-pg-timeline classified in one C pass (see :class:`PgLines`)."""
+    maxlines = data.count(b"\n") + 1
+    start = np.empty(maxlines + 1, np.int64)
+    kind = np.empty(maxlines, np.int8)
+    pos = np.zeros((maxlines, 4), np.int64)
+    n = _lib().pg_lines(data, len(data), maxlines, start.ctypes.data, kind.ctypes.data, pos.ctypes.data)
+    if n != maxlines:
+        raise AssertionError(f"pg_lines: {n} lines, expected {maxlines}")
+    return PgLines(start, kind, pos)
 
 
 #: ``pg_rows`` field types besides a numeric column's index (as in ``_cscan.c``)

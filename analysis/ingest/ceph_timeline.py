@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._scan import PG_ANY, PG_PGID, PG_STATE, pg_rows
+from ._scan import PG_ANY, PG_PGID, PG_STATE, PgLines, pg_lines, pg_rows
 from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, Label, Tidy
 
 KIND = "ceph-pg-timeline"
@@ -160,31 +160,35 @@ def _load(path: Path, data: bytes) -> dict[str, Any]:
     """Split and decode the lines; validate header, times and line kinds.
 
     A sample line of the poller's shape (``{"t": <number>, "pgs": [[...], ...]}``, no ``:`` inside the
-    rows) is not decoded here: its time is read by :data:`_FAST_SAMPLE` and its rows stay bytes
-    (``(line, rows)``) for :func:`_pg_columns`, which decodes them with ``json`` when the fast path
-    declines.  Everything else, and the last line when the file ends without a newline, goes through
-    ``json.loads``."""
-    lines = data.split(b"\n")
-    last_nb = max((i for i, raw in enumerate(lines) if raw.strip()), default=-1)
-    truncated_tail = last_nb >= 0 and last_nb == len(lines) - 1  # no newline after the last line
+    rows; the regular expression :data:`_FAST_SAMPLE` states the shape, one C pass over the file
+    (``_scan.pg_lines``, tested against it) finds such lines) is not decoded here: its time is read from
+    the line and its rows stay bytes (``(line, rows)``, views into ``data``) for :func:`_pg_columns`,
+    which decodes them with ``json`` when the fast path declines.  Everything else, and the last line
+    when the file ends without a newline, goes through ``json.loads``."""
+    data = bytes(data)
+    lines = _classify(data)
+    kinds, starts, pos = lines.kind.tolist(), lines.start.tolist(), lines.pos.tolist()
+    nonblank = np.flatnonzero(lines.kind).tolist()
+    last_nb = nonblank[-1] if nonblank else -1
+    truncated_tail = last_nb >= 0 and last_nb == len(kinds) - 1  # no newline after the last line
+    view = memoryview(data)
     hdr: dict[str, Any] | None = None
     out: dict[str, Any] = {"samples": [], "marks": [], "events": [], "poll_errors": [],
                            "trailer": None, "truncated": False, "unknown_lines": 0}
     latest = {"poll": -math.inf, "mark": -math.inf}
     try:
-        for i, raw in enumerate(lines):
-            if not raw.strip():
-                continue
+        for i in nonblank:
             ln = i + 1
-            if hdr is not None and out["trailer"] is None and not (truncated_tail and i == last_nb):
-                m = _FAST_SAMPLE.fullmatch(raw)
+            if (kinds[i] == 1 and hdr is not None and out["trailer"] is None
+                    and not (truncated_tail and i == last_nb)):
+                t0, t1, r0, r1 = pos[i]
                 # deferred only when in time order: a line that goes back is decoded first, so that a
                 # line that is not JSON either is reported as such, as the plain reader does
-                if (m is not None and b":" not in m.group(2) and math.isfinite(t := float(m.group(1)))
-                        and t >= latest["poll"] - BACKWARDS_TOLERANCE_S):
+                if math.isfinite(t := float(data[t0:t1])) and t >= latest["poll"] - BACKWARDS_TOLERANCE_S:
                     _advance(path, latest, "poll", t, ln)
-                    out["samples"].append((t, ln, (raw, m.group(2))))
+                    out["samples"].append((t, ln, (view[starts[i]:starts[i + 1] - 1], view[r0:r1])))
                     continue
+            raw = data[starts[i]:starts[i + 1] - 1]
             try:
                 obj = json.loads(raw)
             except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError, huge ints
@@ -207,6 +211,28 @@ def _load(path: Path, data: bytes) -> dict[str, Any]:
         raise IngestError(path, _HEADER_HINT + "; the file has no lines", line=1)
     out["header"] = hdr
     return out
+
+
+def lines_by_regex(data: bytes) -> PgLines:
+    """What ``_scan.pg_lines`` computes in C, line by line with :data:`_FAST_SAMPLE` (the reference the
+    tests hold it to, and the switch that turns the deferral off when ``_FAST_SAMPLE`` matches nothing)."""
+    raws = data.split(b"\n")
+    start = np.zeros(len(raws) + 1, np.int64)
+    start[1:] = np.cumsum([len(r) + 1 for r in raws])
+    kind = np.zeros(len(raws), np.int8)
+    pos = np.zeros((len(raws), 4), np.int64)
+    for i, raw in enumerate(raws):
+        if not raw.strip():
+            continue
+        m = _FAST_SAMPLE.fullmatch(raw)
+        kind[i] = 1 if m is not None and b":" not in m.group(2) else 2
+        if kind[i] == 1:
+            pos[i] = [start[i] + m.start(1), start[i] + m.end(1), start[i] + m.start(2), start[i] + m.end(2)]
+    return PgLines(start, kind, pos)
+
+
+#: the line classifier :func:`_load` uses (C; tests switch to :func:`lines_by_regex`)
+_classify = pg_lines
 
 
 def _advance(path: Path, latest: dict[str, float], stream: str, t: float, ln: int) -> None:
@@ -259,7 +285,7 @@ def _decode_samples(path: Path, samples: list[tuple], nf: int) -> list[tuple[flo
     for t, ln, rows in samples:
         if isinstance(rows, tuple):
             try:
-                obj = json.loads(rows[0])
+                obj = json.loads(bytes(rows[0]))
             except (ValueError, RecursionError) as e:
                 raise IngestError(path, f"expected one JSON object per line ({e})", line=ln) from None
             rows = _rows(path, obj.get("pgs"), nf, ln)
@@ -556,12 +582,20 @@ def _series(source: str, per_pool: _PerPool, t_s: np.ndarray, scrub_pool: str | 
 
 def _group_sums(key: np.ndarray, cols: dict[str, np.ndarray], names: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Sums of the columns ``names`` over the rows of each distinct ``key`` (ascending), null (NaN)
-    counting 0, as ``DataFrame.groupby(key).sum()`` gives them (whole numbers: exact below 2**53)."""
-    uniq, inv = np.unique(key, return_inverse=True)
+    counting 0, as ``DataFrame.groupby(key).sum()`` gives them (whole numbers: exact below 2**53).
+    Keys that are small non-negative numbers (pool × sample) are counted into bins directly, no sort;
+    either way each sum adds its rows in row order."""
+    top = int(key.max()) + 1 if len(key) else 0
+    dense = len(key) and key.min() >= 0 and top <= 4 * len(key) + 1024
+    if dense:
+        uniq, inv = np.flatnonzero(np.bincount(key, minlength=top)), key
+    else:
+        uniq, inv = np.unique(key, return_inverse=True)
     sums = {}
     for c in names:
         v = cols[c].astype(np.float64, copy=False)
-        sums[c] = np.bincount(inv, weights=np.where(np.isnan(v), 0.0, v), minlength=len(uniq))
+        s = np.bincount(inv, weights=np.where(np.isnan(v), 0.0, v), minlength=top if dense else len(uniq))
+        sums[c] = s[uniq] if dense else s
     return uniq, sums
 
 
