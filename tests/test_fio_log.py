@@ -177,3 +177,25 @@ def test_a_log_takes_the_fio_json_the_ingest_parsed_beside_it(tmp_path, monkeypa
     os.utime(run / "randrw-4k-perio.json", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     again = ingest_file(run / "perio_lat.1.log", tmp_path, {}, None, lenient=True)
     assert again.row["status"] == "ok" and calls == ["randrw-4k-perio.json"] * 2
+
+
+def test_the_fio_json_takes_the_parse_a_log_beside_it_made(tmp_path, monkeypatch):
+    """The other order (a capture's ``client_*.log`` sort before ``fio.json``): the log's companion search
+    parses the JSON, and the JSON's own turn takes that parse — the same rows as a parse of its own."""
+    from analysis.ingest import fio, fio_log
+    from analysis.ingest.walk import ingest_file
+    run = tmp_path / "run"
+    shutil.copytree(FIO / "randrw-4k-perio", run)
+    alone = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
+    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
+    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
+    calls = []
+    real = fio.parse
+    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
+    assert log.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
+    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
+    assert calls == ["randrw-4k-perio.json"] and js.row == alone.row
+    from analysis.ingest.base import as_frame
+    pd.testing.assert_frame_equal(as_frame(js.summary), as_frame(alone.summary), check_exact=True)
+    assert len(as_frame(js.summary)) > 10

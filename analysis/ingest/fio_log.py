@@ -67,15 +67,21 @@ def _log_name(path: Path) -> dict[str, Any]:
 
 
 _FOLDER_JSON: dict[str, tuple[list[str], tuple, list[Parsed]]] = {}  # folder → (names, its JSONs' stats, parsed)
-_SEEN_JSON: dict[str, tuple[int, int, Parsed]] = {}  # path → (size, mtime ns, fio JSON the ingest parsed)
+_SEEN_JSON: dict[str, tuple[int, int, Parsed]] = {}  # path → (size, mtime ns, its parse as fio JSON)
 
 
-def seen_fio_json(path: Path, st: os.stat_result, parsed: Parsed) -> None:
-    """The ingest parsed ``path`` (stat ``st``) as fio JSON: a log beside it finds its companion here
-    instead of parsing it again (while size and mtime are unchanged; the last 256 kept)."""
+def seen_fio_json(path: Path | str, st: os.stat_result, parsed: Parsed) -> None:
+    """``path`` (stat ``st``) was parsed as fio JSON — by the ingest, or as a log's companion: the other
+    finds it with :func:`known_fio_json` instead of parsing it again (the last 256 kept)."""
     if len(_SEEN_JSON) >= 256:
         _SEEN_JSON.pop(next(iter(_SEEN_JSON)))
     _SEEN_JSON[str(path)] = (st.st_size, st.st_mtime_ns, parsed)
+
+
+def known_fio_json(path: Path | str, st: os.stat_result) -> Parsed | None:
+    """The parse :func:`seen_fio_json` kept for ``path``, while its size and mtime are ``st``'s."""
+    seen = _SEEN_JSON.get(str(path))
+    return seen[2] if seen is not None and seen[:2] == (st.st_size, st.st_mtime_ns) else None
 
 
 def _json_stats(folder: Path, names: list[str]) -> tuple:
@@ -102,30 +108,33 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
         listing = [(e.name, e.stat()) for e in entries if e.is_file()]
     except OSError:
         return None
-    found: list[tuple[Path, Parsed | None]] = []
+    found: list[tuple[Path, os.stat_result, Parsed | None]] = []
     base = str(folder)
     for name, st in listing:
         if st.st_size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
             continue  # CBT's copy of the output beside it
         full = os.path.join(base, name)
-        seen = _SEEN_JSON.get(full)
-        if seen is not None and seen[:2] == (st.st_size, st.st_mtime_ns):
-            found.append((folder / name, seen[2]))
+        known = known_fio_json(full, st)
+        if known is not None:
+            found.append((folder / name, st, known))
             continue
         try:
-            head, _ = read_head(full)
+            head, comp = read_head(full)
         except IngestError:
             continue
         if fio_json.sniff(head):
-            found.append((folder / name, None))
+            found.append((folder / name, st if comp is None else None, None))
     parsed: list[Parsed] = []
-    for fp, done in found:
+    for fp, st, done in found:
         try:
-            parsed.append(done if done is not None else fio_json.parse(fp, read_all(fp)))
+            doc = done if done is not None else fio_json.parse(fp, read_all(fp))
         except IngestError:
             continue
+        if done is None and st is not None:  # the ingest takes it when it comes to the file (not compressed)
+            seen_fio_json(fp, st, doc)
+        parsed.append(doc)
     try:
-        stats = _json_stats(folder, [fp.name for fp, _ in found])
+        stats = _json_stats(folder, [fp.name for fp, _, _ in found])
     except OSError:
         return None
     if len(_FOLDER_JSON) >= 64:

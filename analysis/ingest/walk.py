@@ -274,10 +274,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 if sink_for is not None:
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
-                parsed = read(p, sink, data=plain)
-                if parsed.kind == "fio-json":  # the logs beside it take it as their companion, not re-parsed
-                    from .fio_log import seen_fio_json
-                    seen_fio_json(p, st, parsed)
+                parsed = _read_fio_json_once(p, st, kind, plain) or read(p, sink, data=plain)
                 bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
@@ -298,6 +295,21 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 if sink is not None:
                     sink.close(ok=row["status"] != "failed")
     return out
+
+
+def _read_fio_json_once(p: Path, st: os.stat_result, kind: str, plain: bytes | None) -> "Parsed | None":
+    """A fio JSON output is parsed once per ingest: by the first of its own turn (then the logs beside
+    it take that parse as their companion) and a log's companion search (then its own turn takes that
+    one), while its size and mtime are unchanged.  None: not one (read it), or compressed (read it: the
+    reader's meta says how)."""
+    if kind != "fio-json" or plain is None:
+        return None
+    from .fio_log import known_fio_json, seen_fio_json
+    parsed = known_fio_json(p, st)
+    if parsed is None:
+        parsed = read(p, None, data=plain)
+        seen_fio_json(p, st, parsed)
+    return parsed
 
 
 @dataclass
