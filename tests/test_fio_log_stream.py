@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.ingest import fio_log
+from analysis.ingest import IngestError, fio_log
 from analysis.ingest.walk import ingest, read_tables, write_tables
 
 from conftest import FIXTURES
@@ -144,3 +144,26 @@ def test_both_ingest_paths_stream_a_large_log_to_the_same_tables(tmp_path, monke
     for n in ("files", "summary", "series"):
         pd.testing.assert_frame_equal(canonical(getattr(a, n)), canonical(getattr(b, n)), check_dtype=False)
     assert '"streamed"' in a.files.loc[a.files["path"] == "run/perio_clat.1.log", "meta_json"].iloc[0]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_an_error_after_blank_lines_names_its_line_in_the_whole_file(tmp_path, gz):
+    """Blocks count their lines from what the scanner saw (rows and blank lines, '\\n' and '\\r\\n'), not by a
+    second pass over the bytes: an error blocks later names the line the file has it on."""
+    from analysis.ingest._scan import iter_fio_log
+    lines = []
+    for i in range(2000):
+        lines.append(f"{i * 3}, {1000 + i}, {i % 2}, 4096, 0")
+        if i % 7 == 0:
+            lines.append("   " if i % 2 else "")
+        if i % 11 == 0:
+            lines.append("\r")
+    bad = len(lines) - 40
+    lines[bad] = "1, 2, x, 4096, 0"
+    text = ("\n".join(lines) + "\n").encode()
+    log = tmp_path / ("b_clat.1.log.gz" if gz else "b_clat.1.log")
+    log.write_bytes(gzip.compress(text) if gz else text)
+    with pytest.raises(IngestError) as e:
+        for _ in iter_fio_log(log, 5, chunk_bytes=300):
+            pass
+    assert e.value.line == bad + 1

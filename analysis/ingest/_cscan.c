@@ -24,7 +24,7 @@ typedef struct {
     int64_t stride;
     double *t, *v;                  /* parse_fio_log */
     int8_t *ddir;
-    int64_t *agg;                   /* [bs_min, bs_max, col5_max, rows with ddir 0, 1, 2, 3] */
+    int64_t *agg;                   /* [bs_min, bs_max, col5_max, rows with ddir 0, 1, 2, 3, blank lines] */
 } sink_t;
 
 /* Store field c of row r; returns an error code or 0. */
@@ -71,11 +71,11 @@ static int64_t scan(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol
         while (j < end && buf[j] == ' ') j++;
         if (j >= end) { i = end; break; }
         if (buf[j] == '\r') {
-            if (j + 1 < end && buf[j + 1] == '\n') { i = j + 2; continue; }
+            if (j + 1 < end && buf[j + 1] == '\n') { i = j + 2; if (s->agg) s->agg[7]++; continue; }
             i = j;
             FAIL(ERR_CHAR);
         }
-        if (buf[j] == '\n') { i = j + 1; continue; }
+        if (buf[j] == '\n') { i = j + 1; if (s->agg) s->agg[7]++; continue; }
         i = j;
         if (r >= row_limit) FAIL(ERR_ROWS);
         for (int64_t c = 0; c < ncol; c++) {
@@ -121,8 +121,8 @@ int64_t parse_rows(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol,
 }
 
 /* A fio log (4-6 columns) into t, v (float64: the integers as logged), ddir (int8, 0-3), rows row0 ..
- * row_limit-1; agg (caller-initialised, 7 values) gets bs min, bs max, the column-5 max and the
- * count of each direction 0-3 of these rows. */
+ * row_limit-1; agg (caller-initialised, 8 values) gets bs min, bs max, the column-5 max, the
+ * count of each direction 0-3 of these rows and the count of blank lines skipped. */
 int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol, double *t,
                       double *v, int8_t *ddir, int64_t *agg, int64_t row0, int64_t row_limit,
                       int64_t *err_off, int64_t *err_code)

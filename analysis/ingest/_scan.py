@@ -418,6 +418,7 @@ class FioLogColumns:
     bs_max: int | None
     col5_max: int | None
     ddir_counts: np.ndarray  #: rows per direction code 0-3
+    blank_lines: int = 0     #: blank lines skipped (with the rows: the lines, for error line numbers)
 
 
 def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
@@ -439,7 +440,7 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
             box.update(t=np.empty(bound), v=np.empty(bound), d=np.empty(bound, dtype=np.int8))
 
         def parse(row0: int, start: int, end: int, limit: int) -> tuple[int, int, int]:
-            agg = np.array([big.max, big.min, big.min, 0, 0, 0, 0], dtype=np.int64)
+            agg = np.array([big.max, big.min, big.min, 0, 0, 0, 0, 0], dtype=np.int64)
             aggs.append(agg)
             return _call(_lib().parse_fio_log, buf.ctypes.data, start, end, ncol,
                          box["t"].ctypes.data, box["v"].ctypes.data, box["d"].ctypes.data,
@@ -450,10 +451,11 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
                 a[dst:dst + n] = a[src:src + n]
 
         n = _drive(path, buf, ncol, threads, alloc, parse, compact)
-        a = np.array(aggs).reshape(-1, 7)
+        a = np.array(aggs).reshape(-1, 8)
         return FioLogColumns(box["t"][:n], box["v"][:n], box["d"][:n],
                              int(a[:, 0].min()) if n else None, int(a[:, 1].max()) if n else None,
-                             int(a[:, 2].max()) if n and ncol >= 5 else None, a[:, 3:].sum(axis=0))
+                             int(a[:, 2].max()) if n and ncol >= 5 else None, a[:, 3:7].sum(axis=0),
+                             int(a[:, 7].sum()))
 
     return _over_file(path, data, run)
 
@@ -494,7 +496,7 @@ def iter_fio_log(path: str | Path, ncol: int, chunk_bytes: int = 32 << 20, threa
                 except IngestError as e:
                     raise IngestError(path, e.message, line=None if e.line is None else e.line + lines_before) \
                         from None
-            lines_before += buf.count(b"\n", 0, cut)
+            lines_before += len(cols.t) + cols.blank_lines  # every row and blank line of a block ends in '\n'
             yield cols
             if not got:
                 return
