@@ -88,3 +88,22 @@ def test_series_metrics_frame_equals_a_frame_per_metric_concatenated(ddir):
     assert got["metric"].tolist() == ["clat_p50"] * n + ["clat_p99"] * n + ["clat_samples"] * n
     assert got["unit"].tolist()[-1] == "count" and got["t_s"].tolist()[4:8] == t.tolist()
     assert len(base.series_metrics_frame("x.log", "job1", labels, t[:0], [(m, u, v[:0]) for m, u, v in metrics])) == 0
+
+
+def test_category_names_are_the_categories_as_text():
+    """base.category_names: the names cat() kept for its dtypes, else read off the categories — always
+    what ``[str(c) for c in categories]`` gives, also after cat()'s cache was emptied."""
+    import numpy as np
+    import pandas as pd
+    from analysis.ingest import base
+    a = base.cat(np.array([0, 1, -1], np.int8), ["read", "wr\u00efte"])
+    assert base.category_names(a) == ["read", "wr\u00efte"] == [str(c) for c in a.categories]
+    other = pd.Categorical(["x", "y", "x"], categories=["y", "x"])
+    assert base.category_names(other) == ["y", "x"]
+    numeric = pd.Categorical([3, 1])
+    assert base.category_names(numeric) == ["1", "3"]
+    base._DTYPES.clear()
+    base._NAMES.clear()
+    assert base.category_names(a) == ["read", "wr\u00efte"]
+    b = base.cat(np.array([1, 0], np.int8), ["p", "q"])
+    assert base.category_names(b) == ["p", "q"] and base.category_names(a) == ["read", "wr\u00efte"]

@@ -46,7 +46,7 @@ import pandas as pd
 
 from . import tables as tset
 from .tables import NO_CAMPAIGN, _stringish, read_dataset  # noqa: F401 (read_dataset: re-exported)
-from .base import IngestError
+from .base import IngestError, category_names
 from .context import _Contexts
 from .discovery import NOT_INGESTED, iter_files
 from .manifest import load_manifest
@@ -187,7 +187,7 @@ def series_block(frame, keys: dict[str, Any], split: bool = False):
         codes = np.asarray(c.codes, dtype=np.int32)
         miss = codes < 0
         return pa.DictionaryArray.from_arrays(pa.array(codes, mask=miss if miss.any() else None),
-                                              pa.array([str(x) for x in c.categories], pa.string()))
+                                              pa.array(category_names(c), pa.string()))
 
     def floats(name: str) -> pa.Array:
         return pa.array(np.asarray(column(frame, name), dtype=np.float64), from_pandas=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .base import Tidy, as_frame, column, has_column
+from .base import Tidy, as_frame, category_names, column, has_column
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _range_problems(kind: str, frame: "pd.DataFrame | Tidy", table: str) -> list
     ucol = column(frame, "unit")
     if (np.isfinite(v).all() and (t is None or np.isfinite(t).all()) and (v >= 0).all()
             and (v < _PLAIN_HI).all() and isinstance(ucol, pd.Categorical) and _BOUNDED_UNITS is not None
-            and _BOUNDED_UNITS.isdisjoint(map(str, ucol.categories))):
+            and _BOUNDED_UNITS.isdisjoint(category_names(ucol))):
         return out  # what nearly every file is: no rule can fail, no need for the label codes
     # a series sample may be missing (rados bench prints '-' before its first completion): NaN, never inf
     bad = np.isinf(v) if table == "series" else ~np.isfinite(v)
@@ -162,7 +162,7 @@ def _applies(rule: int, metric: str) -> bool:
 def _codes(arr) -> tuple[np.ndarray, list[str]]:
     """(codes, names) of a label column's array, categorical or not (a missing label: code -1)."""
     if isinstance(arr, pd.Categorical):  # codes as stored, names without a Series per call (≈ 5× faster)
-        return arr.codes, list(map(str, arr.categories.to_numpy(dtype=object)))
+        return arr.codes, category_names(arr)
     codes, uniques = pd.factorize(arr)
     return codes, [str(c) for c in uniques]
 
