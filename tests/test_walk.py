@@ -396,3 +396,28 @@ def test_a_full_out_keeps_the_previous_tables(tmp_path):
         assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
     finally:
         subprocess.run(["umount", str(out)])
+
+
+def test_read_with_the_detected_kind_is_read_that_sniffs():
+    """detect.read(kind=...) (the walk passes what detect said: no second sniff) reads every fixture of every
+    reader as read() does on its own: same kind, same rows."""
+    import importlib
+    dt = importlib.import_module("analysis.ingest.detect")  # the module (the package exports its function)
+    from analysis.ingest.base import IngestError, as_frame
+    from conftest import FIXTURES
+    seen = set()
+    for p in sorted(FIXTURES.rglob("*")):
+        if not p.is_file() or p.stat().st_size > 4 << 20:
+            continue
+        try:
+            kind = dt.detect(p)
+            if kind is None:
+                continue
+            want = dt.read(p)
+        except IngestError:
+            continue
+        got = dt.read(p, kind=kind)
+        assert got.kind == want.kind == kind, p
+        pd.testing.assert_frame_equal(as_frame(got.tidy_summary), as_frame(want.tidy_summary), check_exact=True)
+        seen.add(kind)
+    assert {"fio-json", "fio-log", "fio-hist-log", "blktrace", "btt", "ceph-pg-timeline", "rados-bench"} <= seen, seen

@@ -45,13 +45,22 @@ def streams(mod, path: Path, comp: str | None) -> bool:
     return size >= (mod.STREAM_MIN_BYTES // 8 if comp else mod.STREAM_MIN_BYTES)
 
 
-def read(path: str | Path, sink=None, data: bytes | None = None) -> Parsed:
+def _module_of(kind: str):
+    """The reader module whose ``sniff`` returns ``kind`` (each kind has one)."""
+    for mod in _modules():
+        if kind == getattr(mod, "KIND", None) or kind in getattr(mod, "KINDS", ()):
+            return mod
+    raise ValueError(f"no reader for kind {kind!r}")
+
+
+def read(path: str | Path, sink=None, data: bytes | None = None, kind: str | None = None) -> Parsed:
     """Read one benchmark output; raises ``IngestError`` for unknown or bad input.
 
     A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs, binary block
     traces) is read in blocks; ``sink(frame)`` then receives its series (block by block for fio logs)
     instead of ``Parsed.series``.  ``data``: the file's content (uncompressed) when the caller has read
-    it already (the walk hashes it), so that it is not read again."""
+    it already (the walk hashes it), so that it is not read again.  ``kind``: what :func:`detect` said of
+    this file (the walk detects first), so that the readers do not sniff it again."""
     path = Path(path)
     try:
         head, comp = (data[:HEAD_BYTES], None) if data is not None else read_head(path, HEAD_BYTES)
@@ -60,8 +69,8 @@ def read(path: str | Path, sink=None, data: bytes | None = None) -> Parsed:
     if not head.strip():
         raise IngestError(path, "empty file: expected fio JSON, a fio log, rados bench output or a "
                                 "cephqos-pg-timeline", line=1)
-    for mod in _modules():
-        kind = mod.sniff(head)
+    for mod in ([_module_of(kind)] if kind is not None else _modules()):
+        kind = kind or mod.sniff(head)
         if kind:
             try:
                 if streams(mod, path, comp):

@@ -89,16 +89,22 @@ _FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_I
 def refusal(p: Path, root: Path) -> str | None:
     """Why ``p`` is not read (reading a FIFO or ``/dev/zero`` never ends), or None for a regular file in the
     tree: a symlink is followed only to a regular file below ``root`` (resolved)."""
+    return refusal_stat(p, root)[0]
+
+
+def refusal_stat(p: Path, root: Path) -> tuple[str | None, os.stat_result | None]:
+    """:func:`refusal` and, for a file that is read, its stat (a symlink's target's)."""
     try:
         st = os.lstat(p)
         if stat.S_ISLNK(st.st_mode):
             target = p.resolve()
             if root.resolve() not in target.parents:
-                return f"a symlink to {target}, outside the tree {root}: expected a regular file in the tree"
+                return f"a symlink to {target}, outside the tree {root}: expected a regular file in the tree", None
             st = os.stat(p)
     except OSError as e:
-        return f"cannot stat: {e.strerror}"
-    for test, what in _FILE_TYPES:
-        if test(st.st_mode):
-            return f"{what}, not a regular file: expected a benchmark output file"
-    return None
+        return f"cannot stat: {e.strerror}", None
+    if not stat.S_ISREG(st.st_mode):
+        for test, what in _FILE_TYPES:
+            if test(st.st_mode):
+                return f"{what}, not a regular file: expected a benchmark output file", None
+    return None, st

@@ -54,7 +54,7 @@ from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Tidy, column, un
 from .context import _Contexts
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
-from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal
+from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat
 from .manifest import load_manifest, sha256_file
 from .keys import KEY_COLUMNS, typed_keys
 from .validate import problems
@@ -211,12 +211,11 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     request rows (then the outcome has none).  Without it those blocks are concatenated in memory.
     ``lenient``: the module docstring's strict rules relaxed."""
     rel = p.relative_to(root).as_posix()
-    why = refusal(p, root)
+    why, st = refusal_stat(p, root)
     if why:
         row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None,
                 **{k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
-    st = p.stat()
     size = st.st_size
     raw = _read_once(p, size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
     plain = raw if raw is not None and compression(raw[:8]) is None else None
@@ -274,7 +273,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 if sink_for is not None:
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
-                parsed = _read_fio_json_once(p, st, kind, plain) or read(p, sink, data=plain)
+                parsed = _read_fio_json_once(p, st, kind, plain) or read(p, sink, data=plain, kind=kind)
                 bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
@@ -307,7 +306,7 @@ def _read_fio_json_once(p: Path, st: os.stat_result, kind: str, plain: bytes | N
     from .fio_log import known_fio_json, seen_fio_json
     parsed = known_fio_json(p, st)
     if parsed is None:
-        parsed = read(p, None, data=plain)
+        parsed = read(p, None, data=plain, kind=kind)
         seen_fio_json(p, st, parsed)
     return parsed
 
