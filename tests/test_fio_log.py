@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import json
 import shutil
 
@@ -199,3 +200,23 @@ def test_the_fio_json_takes_the_parse_a_log_beside_it_made(tmp_path, monkeypatch
     from analysis.ingest.base import as_frame
     pd.testing.assert_frame_equal(as_frame(js.summary), as_frame(alone.summary), check_exact=True)
     assert len(as_frame(js.summary)) > 10
+
+
+def test_the_companion_search_skips_files_that_are_context_by_name(tmp_path, monkeypatch):
+    """A log's companion is a fio JSON the ingest reads as such: files that are context by their name (the
+    capture's osd_config.json.gz, cluster-log.txt.gz, run.json) are not opened (nor decompressed) to look."""
+    from analysis.ingest import fio_log
+    run = tmp_path / "run"
+    shutil.copytree(FIO / "randrw-4k-perio", run)
+    (run / "osd_config.json.gz").write_bytes(gzip.compress(b'{"osd_op_queue": "wpq"}'))
+    (run / "cluster-log.txt.gz").write_bytes(gzip.compress(b"2026-01-01 cluster log\n"))
+    (run / "run.json").write_text('{"campaign": "c"}')
+    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
+    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
+    opened = []
+    real = fio_log.read_head
+    monkeypatch.setattr(fio_log, "read_head", lambda p, *a: opened.append(os.path.basename(p)) or real(p, *a))
+    docs = fio_log._folder_fio_json(run / "perio_clat.1.log")
+    assert [os.path.basename(d.path) for d in docs] == ["randrw-4k-perio.json"]
+    assert "randrw-4k-perio.json" in opened and "perio_bw.1.log" in opened
+    assert not {"osd_config.json.gz", "cluster-log.txt.gz", "run.json"} & set(opened), opened

@@ -29,6 +29,7 @@ import pandas as pd
 from . import fio as fio_json
 from ._scan import first_line_fields, hist_percentiles, read_fio_log, read_int_table
 from .compress import read_all, read_head
+from .discovery import context_kind
 from .base import (CBT_DERIVED_PREFIX, IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame,
                    series_metrics_frame, summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
@@ -113,6 +114,8 @@ def _folder_fio_json(path: Path) -> list[Parsed] | None:
     for name, st in listing:
         if st.st_size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
             continue  # CBT's copy of the output beside it
+        if context_kind(folder / name, name) is not None:
+            continue  # context by its name (run.json, the capture's osd_config.json.gz, ...): never read as fio JSON
         full = os.path.join(base, name)
         known = known_fio_json(full, st)
         if known is not None:
