@@ -27,10 +27,23 @@ def client():
 
 
 def test_batches_are_consecutive_bounded_by_bytes_and_files_and_a_big_file_stands_alone():
-    assert plan_batches([10, 10, 10, 10, 10], batch_bytes=25, batch_files=10) == [(0, 2), (2, 4), (4, 5)]
-    assert plan_batches([1] * 7, batch_bytes=100, batch_files=3) == [(0, 3), (3, 6), (6, 7)]
-    assert plan_batches([5, 500, 5, 5], batch_bytes=20, batch_files=10) == [(0, 1), (1, 2), (2, 4)]
+    assert plan_batches([10, 10, 10, 10, 10], batch_bytes=25, batch_files=10, taper=False) == [(0, 2), (2, 4), (4, 5)]
+    assert plan_batches([1] * 7, batch_bytes=100, batch_files=3, taper=False) == [(0, 3), (3, 6), (6, 7)]
+    assert plan_batches([5, 500, 5, 5], batch_bytes=20, batch_files=10, taper=False) == [(0, 1), (1, 2), (2, 4)]
     assert plan_batches([], 10, 10) == []
+
+
+def test_the_last_eighth_of_the_bytes_goes_in_smaller_batches():
+    """A batch that starts in the last 1/8 of the bytes holds at most 1/8 of batch_bytes (and of
+    batch_files): the processes run out of work together.  The plan is the sizes' only."""
+    sizes = [10] * 160  # 1,600 bytes: the tail starts at 1,400
+    got = plan_batches(sizes, batch_bytes=160, batch_files=1000)
+    # the 9th full batch starts at 1,280 (< 1,400); from 1,440 on, batches of 20 bytes
+    assert [b - a for a, b in got] == [16] * 9 + [2] * 8
+    assert got[0] == (0, 16) and got[-1] == (158, 160) and all(b == c for (_, b), (c, _) in zip(got, got[1:]))
+    # by files too: 1,000 files of 1 byte, 160 a batch → 1000 // 8 = 125 from byte 875 on
+    assert [b - a for a, b in plan_batches([1] * 1000, batch_bytes=10**6, batch_files=160)] == [160] * 6 + [20] * 2
+    assert plan_batches(sizes, batch_bytes=160, batch_files=1000, taper=False) == [(a, a + 16) for a in range(0, 160, 16)]
 
 
 def _same(a, b) -> None:
