@@ -339,46 +339,54 @@ static const uint8_t *json_plain_string(const uint8_t *p, const uint8_t *e)
     return NULL;
 }
 
-/* A JSON number (already checked by json_number) as a double when Clinger's fast path makes it exact:
- * at most 19 digits whose value is below 2^53, scaled by 10^e with |e| <= 22 (both factors exact, one
- * correctly rounded IEEE operation: what strtod returns).  NaN otherwise.  *is_int: no '.' and no
- * exponent. */
-static double fast_decimal(const uint8_t *p, const uint8_t *q, int *is_int)
+/* A JSON number at p (the grammar of json_number), read in the same pass: its end (NULL: not a JSON
+ * number) and in *x its value when Clinger's fast path makes it exact — at most 19 digits whose value is
+ * below 2^53, scaled by 10^e with |e| <= 22 (both factors exact, one correctly rounded IEEE operation:
+ * what strtod returns) — else NaN, for the caller's strtod.  *is_int: no '.' and no exponent. */
+static inline const uint8_t *json_number_value(const uint8_t *p, const uint8_t *e, double *x, int *is_int)
 {
     static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    int neg = 0, digits = 0;
-    int64_t frac = 0, e = 0;
+    int neg = 0, digits = 0, ok = 1;
+    int64_t frac = 0, ex = 0;
     uint64_t m = 0;
     *is_int = 1;
-    if (p < q && *p == '-') { neg = 1; p++; }
-    for (; p < q && *p >= '0' && *p <= '9'; p++) {
-        if (++digits > 19) return NAN;
-        m = m * 10 + (uint64_t)(*p - '0');
-    }
-    if (p < q && *p == '.') {
+    if (p < e && *p == '-') { neg = 1; p++; }
+    if (p >= e) return NULL;
+    if (*p == '0') { digits = 1; p++; }
+    else if (*p >= '1' && *p <= '9') {
+        for (; p < e && *p >= '0' && *p <= '9'; p++) {
+            if (++digits > 19) ok = 0;
+            else m = m * 10 + (uint64_t)(*p - '0');
+        }
+    } else return NULL;
+    if (p < e && *p == '.') {
+        p++;
+        if (p >= e || *p < '0' || *p > '9') return NULL;
         *is_int = 0;
-        for (p++; p < q && *p >= '0' && *p <= '9'; p++, frac++) {
-            if (++digits > 19) return NAN;
-            m = m * 10 + (uint64_t)(*p - '0');
+        for (; p < e && *p >= '0' && *p <= '9'; p++, frac++) {
+            if (++digits > 19) ok = 0;
+            else m = m * 10 + (uint64_t)(*p - '0');
         }
     }
-    if (p < q && (*p == 'e' || *p == 'E')) {
+    if (p < e && (*p == 'e' || *p == 'E')) {
         int eneg = 0;
         *is_int = 0;
         p++;
-        if (p < q && (*p == '+' || *p == '-')) eneg = *p++ == '-';
-        for (; p < q; p++) {
-            e = e * 10 + (*p - '0');
-            if (e > 10000) return NAN;
+        if (p < e && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        if (p >= e || *p < '0' || *p > '9') return NULL;
+        for (; p < e && *p >= '0' && *p <= '9'; p++) {
+            if (ex <= 10000) ex = ex * 10 + (*p - '0');
+            if (ex > 10000) ok = 0;
         }
-        if (eneg) e = -e;
+        if (eneg) ex = -ex;
     }
-    e -= frac;
-    if (m > ((uint64_t)1 << 53) || e < -22 || e > 22) return NAN;
-    double x = (double)m;
-    x = e < 0 ? x / p10[-e] : x * p10[e];
-    return neg ? -x : x;
+    ex -= frac;
+    if (!ok || m > ((uint64_t)1 << 53) || ex < -22 || ex > 22) { *x = NAN; return p; }
+    double v = (double)m;
+    v = ex < 0 ? v / p10[-ex] : v * p10[ex];
+    *x = neg ? -v : v;
+    return p;
 }
 
 static inline int lit(const uint8_t *p, const uint8_t *e, const char *w, int64_t n)
@@ -409,10 +417,10 @@ int64_t pg_rows(const uint8_t *buf, int64_t n, int64_t nf, const int64_t *ftype,
                 if (t >= 0) {
                     if (lit(p, le, "null", 4)) { num[t * maxrows + row] = NAN; q = p + 4; }
                     else {
-                        q = json_number(p, le);
-                        if (!q || q - p >= (int64_t)sizeof tmp) return -1 - (p - buf);
                         int is_int = 1;
-                        double x = fast_decimal(p, q, &is_int);
+                        double x;
+                        q = json_number_value(p, le, &x, &is_int);
+                        if (!q || q - p >= (int64_t)sizeof tmp) return -1 - (p - buf);
                         if (x != x) {  /* outside the exact fast path: the C library's correctly rounded strtod */
                             memcpy(tmp, p, (size_t)(q - p));
                             tmp[q - p] = 0;
