@@ -98,6 +98,10 @@ def test_category_names_are_the_categories_as_text():
     from analysis.ingest import base
     a = base.cat(np.array([0, 1, -1], np.int8), ["read", "wr\u00efte"])
     assert base.category_names(a) == ["read", "wr\u00efte"] == [str(c) for c in a.categories]
+    # kept, not rebuilt: another categorical over the same names (pandas gives it a dtype object of its
+    # own), and the same one inside a Series, get the very list cat() kept
+    again = base.cat(np.array([1], np.int8), ["read", "wr\u00efte"])
+    assert base.category_names(again) is base.category_names(a) is base.category_names(pd.Series(a).array)
     other = pd.Categorical(["x", "y", "x"], categories=["y", "x"])
     assert base.category_names(other) == ["y", "x"]
     numeric = pd.Categorical([3, 1])

@@ -257,21 +257,24 @@ def cat(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
             _DTYPES.clear()
             _NAMES.clear()
         dt = _DTYPES[key] = _new_dtype(pd.Index(list(key), dtype="str"))
-        _NAMES[id(dt)] = (dt, list(key))
+        _NAMES[id(dt.categories)] = (dt.categories, list(key))
     return pd.Categorical.from_codes(codes, dtype=dt, validate=False)
 
 
-_NAMES: dict[int, tuple[pd.CategoricalDtype, list[str]]] = {}  # id of a dtype of cat() → (it, its names)
+#: id of the categories index of a dtype of cat() → (that index, its names); pandas gives each categorical
+#: a dtype object of its own, but they share the categories index
+_NAMES: dict[int, tuple[pd.Index, list[str]]] = {}
 
 
 def category_names(c: pd.Categorical) -> list[str]:
     """A categorical's categories as Python ``str`` (do not modify the list): kept for the dtypes
     :func:`cat` builds, else read off the categories (iterating Arrow-backed categories costs ~1 µs a
     label, and the value rules and the batch stacking ask for every file's labels)."""
-    hit = _NAMES.get(id(c.dtype))
-    if hit is not None and hit[0] is c.dtype:
+    cats = c.categories
+    hit = _NAMES.get(id(cats))
+    if hit is not None and hit[0] is cats:
         return hit[1]
-    return list(map(str, c.categories.to_numpy(dtype=object)))
+    return list(map(str, cats.to_numpy(dtype=object)))
 
 
 def empty_frame(columns: list[str]) -> pd.DataFrame:
