@@ -235,3 +235,25 @@ def test_a_set_written_with_run_keys_on_every_series_row_still_reads(tmp_path):
     mem.series.to_parquet(tmp_path / "out" / "series.parquet", index=False)
     tset.commit(tmp_path / "out", ["files", "summary", "series"], root)
     pd.testing.assert_frame_equal(tset.read(tmp_path / "out", "series"), mem.series)
+
+
+def test_merged_files_keep_min_max_where_readers_filter(tmp_path):
+    """The default ingest's merged files keep row-group min/max on the filter columns (tables.STATS_COLUMNS)
+    and not elsewhere; series.parquet none on job and ddir (tables.SERIES_NO_STATS: its row groups mix them)."""
+    import pyarrow.parquet as pq
+    from analysis.ingest.scale import ingest_pool
+    root = _keyed_tree(tmp_path / "raw")
+    out = tmp_path / "pool"
+    ingest_pool(root, out, jobs=1, lenient=True, progress=False)
+
+    def with_stats(name):
+        f = pq.ParquetFile(out / f"{name}.parquet")
+        names = f.schema_arrow.names
+        rg = f.metadata.row_group(0)
+        return {n for i, n in enumerate(names) if rg.column(i).statistics is not None
+                and rg.column(i).statistics.has_min_max}
+
+    series = with_stats("series")
+    assert {"campaign", "kind", "source", "metric"} <= series and not {"job", "ddir", "value", "t_s"} & series
+    summary = with_stats("summary")
+    assert {"campaign", "kind", "source", "metric", "job", "ddir"} <= summary and "value" not in summary
