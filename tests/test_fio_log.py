@@ -155,19 +155,25 @@ def test_bad_log_lines_name_the_line(tmp_path, text, line, what):
     assert ei.value.line == line and what in str(ei.value)
 
 
+def _count_fio_json_parses(monkeypatch) -> list[str]:
+    """Empty the companion caches and record the name of every file fio.parse is called on."""
+    from analysis.ingest import fio, fio_log
+    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
+    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
+    calls: list[str] = []
+    real = fio.parse
+    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    return calls
+
+
 def test_a_log_takes_the_fio_json_the_ingest_parsed_beside_it(tmp_path, monkeypatch):
     """The ingest's parse of a fio JSON is the companion of the logs beside it (not parsed a second time),
     while its size and mtime are unchanged; a rewritten JSON is parsed again."""
     import os
-    from analysis.ingest import fio, fio_log
     from analysis.ingest.walk import ingest_file
     run = tmp_path / "run"
     shutil.copytree(FIO / "randrw-4k-perio", run)
-    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
-    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
-    calls = []
-    real = fio.parse
-    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    calls = _count_fio_json_parses(monkeypatch)
     js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
     assert js.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
     log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
@@ -183,16 +189,11 @@ def test_a_log_takes_the_fio_json_the_ingest_parsed_beside_it(tmp_path, monkeypa
 def test_the_fio_json_takes_the_parse_a_log_beside_it_made(tmp_path, monkeypatch):
     """The other order (a capture's ``client_*.log`` sort before ``fio.json``): the log's companion search
     parses the JSON, and the JSON's own turn takes that parse — the same rows as a parse of its own."""
-    from analysis.ingest import fio, fio_log
     from analysis.ingest.walk import ingest_file
     run = tmp_path / "run"
     shutil.copytree(FIO / "randrw-4k-perio", run)
     alone = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
-    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
-    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
-    calls = []
-    real = fio.parse
-    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    calls = _count_fio_json_parses(monkeypatch)
     log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
     assert log.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
     js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
