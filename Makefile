@@ -8,7 +8,7 @@ PROC  ?= data/processed
 REPORTS ?= reports
 FIGURES ?= figures
 
-.PHONY: all venv cc tools data report report-pdf test lab bench manifest capture-fio clean
+.PHONY: all venv cc tools data report report-pdf test lab bench manifest capture-fio capture-fio-grid clean
 all: report
 
 # --- environment: the pip list of environment.yml is the one dependency list ------------------------
@@ -189,6 +189,15 @@ cbt-pilot-verdict: .venv/.installed
 	$(PY) -m analysis cbt-pilot $(DATA)/cbt/$(CBT_NAME)-pilot --campaign-file $(CBT_CAMPAIGN) \
 	  --out $(DATA)/cbt/$(CBT_NAME)/pilot.json
 	-chown -R --reference=$(CURDIR) $(DATA)/cbt
+# fio-plot's bench_fio layout, captured here: randread/randwrite × iodepth 1–64 × numjobs 1, 2, 4 on two loop
+# devices (over a disk file, over /dev/shm), numjobs 1 twice (run-1/, run-2/), the rest once; a pilot first,
+# whose NO-GO stops it.  Root, fio, ~8 min; run it alone on the machine.  (capture/fio_grid, data/raw/fio-grid)
+FIO_GRID ?= $(DATA)/fio-grid
+capture-fio-grid: .venv/.installed tools
+	$(PY) -m capture.fio_grid pilot $(FIO_GRID)-pilot
+	$(PY) -m capture.fio_grid run $(FIO_GRID) --pilot $(FIO_GRID)-pilot/pilot.json
+	$(PY) -m analysis manifest $(DATA)
+
 capture-cbt:
 	@[ "$$(id -u)" = 0 ] || { echo "capture-cbt needs root: sudo make capture-cbt"; exit 1; }
 	$(CAPTURE_PY) -m capture.cbt run $(CBT_CAMPAIGN) --out $(DATA)/cbt $(CAPTURE_ARGS)
