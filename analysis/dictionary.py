@@ -48,6 +48,23 @@ TABLES: tuple[tuple[str, str, str], ...] = (
      "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
      "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a value "
      "that is not a number leaves its column as strings (analysis.ingest.keys.typed_keys)"),
+    ("summary", "rw, rwmixread, bs, bs_B, bs_read_B, bs_write_B, iodepth, numjobs, ioengine, direct, size_B, "
+                "runtime_s, time_based, target, fio_version",
+     "the workload fio recorded in its own JSON (global options, then each job's; analysis.ingest.fio_workload), "
+     "on the JSON's rows and on the rows of the logs whose companion it is (that job's keys): rwmixread in % reads "
+     "(mixed modes), sizes in B (bs_read_B/bs_write_B when fio was given bs=4k,64k), direct and time_based 0/1, "
+     "runtime_s in s, target = filename, else directory, else pool/rbdname. An option fio did not record is fio's "
+     "default (rw read, bs 4096, iodepth 1, numjobs 1, direct 0), listed in meta_json's workload.defaults; a file "
+     "with no options recorded (fio 2.1) gets none. Where a file's jobs ran different workloads each job's rows "
+     "carry its own. run.json's or CBT's keys win where both give one"),
+    ("summary", "target, repeat (bench_fio)",
+     "fio-plot's bench_fio layout <target>/[<mode><mix>/]<bs>[/run-N]/<mode>-<iodepth>-<numjobs>.json: the target "
+     "folder's name and N; nothing else is read from names"),
+    ("summary", "run (fio)", "without a run.json or CBT run: the fio JSON's path, on its rows and its logs' (one fio "
+                             "invocation is one run)"),
+    ("files", "workload_conflict", "where run.json or CBT's YAML and the fio JSON's options disagree (rw, bs_B, iodepth, "
+                                   "numjobs, ioengine, direct, rwmixread; CBT mode and op_size), e.g. 'iodepth: "
+                                   "run.json 16, fio 32'; the run context's value is kept"),
     ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start. Stored "
      "with campaign as its only run key; the others are stored once per file in files and joined on source = path "
      "by analysis.ingest.tables.read and the DuckDB source (analysis.stats.aggregate.source)"),

@@ -151,7 +151,7 @@ def test_one_file_is_ingested_with_its_folders_run_json_and_manifest_entry(tmp_p
     whole = ingest(tmp_path, progress=False)
     one = ingest(run / "a.json", progress=False)
     assert one.failed == [] and list(one.files["path"]) == ["a.json"]
-    assert one.files["manifest"].tolist() == ["absent"]   # the manifest sits above the file's folder
+    assert one.files["manifest"].tolist() == ["ok"]   # checked against the manifest above it (rep-01/a.json)
     s = one.summary
     assert set(s["campaign"].astype(str)) == {"c1"} and set(s["source"].astype(str)) == {"a.json"}
     w = whole.summary[whole.summary["source"].astype(str) == "rep-01/a.json"]

@@ -77,7 +77,11 @@ def test_run_keys_that_are_numbers_are_typed_and_scheduler_is_taken_apart(tmp_pa
     assert (b["repeat"], b["iodepth"], b["bs_B"], b["duration_s"], b["bs"]) == (3, 256, 131072, 4.25, "128k")
     assert str(s["duration_s"].dtype) == "float64" and str(s["op_size"].dtype) == "Int64"
     assert s.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json", "op_size"] == 4096
-    assert pd.isna(s.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json", "iodepth"])
+    # a run.json without iodepth: the fixture's fio JSON records none either (psync), so fio's default 1 —
+    # and where run.json names one (256, 128k) it stays, the file row saying fio ran otherwise
+    assert s.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json", "iodepth"] == 1
+    f = res.files.set_index("path").loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"]
+    assert f["workload_conflict"] == "bs_B: run.json 131072, fio 4096; iodepth: run.json 256, fio 1"
     # one meaning per column: the OSD's op queue and the block layer's IO scheduler; run.json's scheduler
     # (either) is put in the one it means, and no table keeps it
     for t in (res.summary, res.series, res.files):

@@ -4,6 +4,7 @@ the OSD's ``ceph_settings.out``) give every file below it, checked to be safe as
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -242,7 +243,7 @@ class _Contexts:
                     self.errors.append((p, e))
         if not found:  # a CBT archive without benchmark_config.yaml (getput's): keys from its folder names;
             try:       # what a config file above gave wins
-                layout = cbt_layout_context(d, self.root)
+                layout = cbt_layout_context(d, self.root) or bench_fio_context(d, self.root)
                 ctx.update(layout if "repeat" in layout else {k: v for k, v in layout.items() if k not in ctx})
             except IngestError as e:
                 self.errors.append((d, e))
@@ -255,3 +256,65 @@ class _Contexts:
                 break  # one OSD's view: every OSD runs the same op queue in a CBT cluster
         self.cache[d] = ctx
         return ctx
+
+
+#: the run keys a fio JSON's workload (``fio_workload``) is checked against when run.json or CBT also gives
+#: them: (the context's key, the workload's key).  ``target`` is not checked: our run.json names it (``xfs``),
+#: fio records a path.
+CHECKED_WORKLOAD = (("rw", "rw"), ("bs_B", "bs_B"), ("iodepth", "iodepth"), ("numjobs", "numjobs"),
+                    ("ioengine", "ioengine"), ("direct", "direct"), ("rwmixread", "rwmixread"),
+                    ("mode", "rw"), ("op_size", "bs_B"))
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a).strip().lower() == str(b).strip().lower()
+
+
+def workload_context(ctx: dict[str, Any], keys: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The workload keys a file recorded (``keys``) that its run context (``ctx``: run.json, CBT) does not
+    already give — the context stays authoritative — and where the two disagree, one line each
+    (``iodepth: run.json 16, fio 32``)."""
+    add = {k: v for k, v in keys.items() if ctx.get(k) is None}
+    src = ctx.get("context_source") or "run context"
+    bad = [f"{c}: {src} {ctx[c]}, fio {keys[w]}" for c, w in CHECKED_WORKLOAD
+           if ctx.get(c) is not None and keys.get(w) is not None and not _same(ctx[c], keys[w])]
+    return add, bad
+
+
+#: fio-plot's bench_fio (bench_fio/benchlib/supporting.py ``generate_output_directory``, runfio.py ``run_fio``):
+#: ``<output>/<basename(target)>/[<mode><rwmixread>/]<block_size>[/run-<N>]/<mode>-<iodepth>-<numjobs>.json``
+_BF_RUN = re.compile(r"run-(\d+)")
+_BF_BS = re.compile(r"\d+[kmgtKMGT]?")
+_BF_MIXED = re.compile(r"(?:rw|readwrite|randrw|trimwrite|randtrimwrite)\d+")
+_BF_FILE = re.compile(r"(?:read|write|randread|randwrite|rw|readwrite|randrw|trim|randtrim|trimwrite|"
+                      r"randtrimwrite)(?:\d+)?-\d+-\d+\.json(?:\.gz|\.xz|\.bz2|\.zst)?")
+
+
+def bench_fio_context(d: Path, root: Path) -> dict[str, Any]:
+    """Run keys of a folder laid out by fio-plot's ``bench_fio``: ``target`` (the folder bench_fio named
+    after the target) and ``repeat`` (``run-N``), when ``d`` holds ``<mode>-<iodepth>-<numjobs>.json``
+    files and sits at ``<target>/[<mode><mix>/]<bs>[/run-N]`` at or below ``root``; else ``{}``.  The
+    workload itself (mode, block size, depth, jobs) comes from each JSON's own options, never from names."""
+    if not any(_BF_FILE.fullmatch(n) for n in _listing(d)):
+        return {}
+    m = _BF_RUN.fullmatch(d.name)
+    bs_dir = d.parent if m else d
+    if not _BF_BS.fullmatch(bs_dir.name):
+        return {}
+    tgt = bs_dir.parent.parent if _BF_MIXED.fullmatch(bs_dir.parent.name) else bs_dir.parent
+    if tgt != root and root not in tgt.parents:
+        return {}
+    ctx: dict[str, Any] = {"target": tgt.name, "context_source": "bench_fio"}
+    if m:
+        ctx["repeat"] = int(m.group(1))
+    return ctx
+
+
+def _listing(d: Path) -> list[str]:
+    try:
+        return os.listdir(d)
+    except OSError:
+        return []

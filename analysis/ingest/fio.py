@@ -28,6 +28,7 @@ import numpy as np
 
 from .base import IngestError, Parsed, json_number, line_of_offset, summary_frame
 from .fio_bins import percentiles_from_bins, plat_idx_to_val
+from .fio_workload import workload
 
 KIND = "fio-json"
 _DDIRS = ("read", "write", "trim")
@@ -307,6 +308,8 @@ def _parse(path: Path, data: bytes) -> Parsed:
         "latency_keys_unit": sorted(units_seen),
         "latency_not_measured": sorted(unmeasured),
         "identity_check": _identity_summary(identity),
+        # the run keys of the workload fio recorded (fio_workload): the ingest adds them to the file's rows
+        "workload": workload(gopts, job_options, names, version),
         **wrap,
     }
     if pct_checks:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import fio as fio_json
+from .fio_workload import for_job
 from ._scan import first_line_fields, hist_percentiles, read_fio_log, read_int_table
 from .compress import read_all, read_head
 from .discovery import context_kind
@@ -155,8 +156,10 @@ def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
     parsed = docs
     for doc in docs:
         opts = [doc.meta.get("global_options") or {}] + list(doc.meta.get("job_options", {}).values())
-        names = {str(o.get(k)) for o in opts for k in
-                 ("write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log") if o.get(k)}
+        logs = [str(o.get(k)) for o in opts for k in
+                ("write_lat_log", "write_bw_log", "write_iops_log", "write_hist_log") if o.get(k)]
+        # the option as given (``fio``) or a path to the log's folder (fio-plot's bench_fio: ``out/4k/randread-…``)
+        names = set(logs) | {x.rsplit("/", 1)[-1] for x in logs}
         if prefix is not None and prefix in names:
             matches.append(doc)
     if len(matches) == 1:
@@ -164,6 +167,16 @@ def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
     if len(parsed) == 1:
         return parsed[0], f"{Path(parsed[0].path).name} (only fio JSON in the folder)"
     return None, f"{len(parsed)} fio JSON files in the folder, none matched prefix {prefix!r}"
+
+
+def _job_workload(companion: Parsed | None, job: str) -> dict[str, Any]:
+    """The run keys of the workload the companion fio JSON recorded for this log's job (a log is one job's);
+    ``{}`` without a companion: nothing is guessed from the log's name."""
+    wl = companion.meta.get("workload") if companion is not None else None
+    out: dict[str, Any] = {"keys": for_job(wl, job)} if wl else {}
+    if companion is not None:
+        out["companion_path"] = companion.path  # the run this log belongs to: the fio invocation that wrote it
+    return out
 
 
 def _job_key(name: dict[str, Any], companion: Parsed | None) -> str:
@@ -256,6 +269,7 @@ def _log_setup(path: Path, ncol: int, meta: dict[str, Any], n: int, bs_min: int 
     companion, how = _companion(path, name["prefix"])
     meta["companion_json"] = how if companion is not None else None
     job = _job_key(name, companion)
+    meta["workload"] = _job_workload(companion, job)
     meta["per_io"] = bool(n and bs_min > 0)
     meta["windowed"] = bool(n and bs_max == 0)
     meta["samples"] = int(n)
@@ -378,6 +392,7 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     ltype = (name["type"] or "clat_hist").replace("_hist", "")
     companion, how = _companion(path, name["prefix"])
     job = _job_key(name, companion)
+    meta["workload"] = _job_workload(companion, job)
     scale = 1000.0 if unit_native == "µs" else 1.0
     meta.update({"bins": ncol - 3, "bins_full": full, "hist_coarseness": coarse,
                  "bin_unit": unit_native, "tool_version": "fio-3.x" if full == 1856 else "fio-2.x",

@@ -15,14 +15,16 @@ import pandas as pd
 #: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
 #: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
 INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
-            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs")
-FLOAT_KEYS = ("duration_s", "osd_restart_s")
+            "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs",
+            # fio's recorded workload (fio_workload): sizes in B, flags 0/1, % reads
+            "bs_read_B", "bs_write_B", "rwmixread", "direct", "size_B", "time_based")
+FLOAT_KEYS = ("duration_s", "osd_restart_s", "runtime_s")
 
 #: the run keys every table with run keys has (null where a run names none), in this order, before the others
 KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
 #: columns of the ``files`` table that describe the file, not its run (every other column is a run key)
 FILE_COLUMNS = ("path", "size_bytes", "sha256", "kind", "tool_version", "status", "error", "error_line", "partial",
-                "meta_json", "manifest")
+                "meta_json", "manifest", "workload_conflict")
 
 
 #: ``osd_op_queue`` values (Ceph 14–18): a run's ``scheduler`` that is one of these is the OSD's op queue,

@@ -18,9 +18,23 @@ def sha256_file(path: Path) -> str:
 
 
 def load_manifest(root: Path) -> dict[str, str] | None:
-    m = root / MANIFEST
-    if not m.is_file():
-        return None
+    """``{path below root: sha256}`` from ``root/MANIFEST.sha256``, or from the nearest folder above that
+    has one and lists files below ``root`` (``data/raw/fio-grid`` is checked against ``data/raw``'s
+    manifest, its entries under that folder); None when neither exists."""
+    root = Path(root)
+    for d in (root, *root.parents):
+        if (d / MANIFEST).is_file():
+            entries = _read_manifest(d / MANIFEST)
+            if d == root:
+                return entries
+            prefix = root.relative_to(d).as_posix() + "/"
+            below = {k[len(prefix):]: v for k, v in entries.items() if k.startswith(prefix)}
+            if below:
+                return below
+    return None
+
+
+def _read_manifest(m: Path) -> dict[str, str]:
     out = {}
     for i, line in enumerate(m.read_text().splitlines(), 1):
         if not line.strip():

@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Tidy, column, union_str_categoricals  # noqa: F401 (Tidy: types)
-from .context import _Contexts
+from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, column, union_str_categoricals
+from .context import _Contexts, workload_context
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
 from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat
@@ -178,6 +178,8 @@ class FileOutcome:
     summary: "pd.DataFrame | Tidy | None" = None
     series: "pd.DataFrame | Tidy | None" = None
     requests: pd.DataFrame | None = None
+    #: run keys per fio job, where a file's jobs ran different workloads (kubestr's read + write job)
+    job_keys: dict[str, dict[str, Any]] | None = None
 
 
 def _fio_log_name(name: str) -> bool:
@@ -280,8 +282,20 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                            partial=parsed.partial, status="partial" if parsed.partial else "ok",
                            meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
-                out.ctx = {**{k: v for k, v in ctx.items() if k != "context_source"},
+                wl = parsed.meta.get("workload") or {}
+                added, conflicts = workload_context(ctx, wl.get("keys") or {})
+                if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
+                    inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
+                    if inv and Path(inv).is_relative_to(root):
+                        added["run"] = Path(inv).relative_to(root).as_posix()
+                row.update({k: str(v) for k, v in added.items()})
+                if conflicts:
+                    row["workload_conflict"] = "; ".join(conflicts)
+                out.ctx = {**{k: v for k, v in ctx.items() if k != "context_source"}, **added,
                            "kind": parsed.kind, "source": rel}
+                if wl.get("by_job"):  # jobs of one file that ran different workloads: keys per job's rows
+                    out.job_keys = {j: workload_context(ctx, {k: v for k, v in keys.items() if v is not None})[0]
+                                    for j, keys in wl["by_job"].items()}
                 out.summary, out.series = parsed.tidy_summary, parsed.tidy_series
                 req = parsed.tables.get("requests")
                 if req is not None and len(req):
@@ -323,8 +337,28 @@ class _Chunk:
     requests: pd.DataFrame | None
 
 
+def _take(table: "pd.DataFrame | Tidy", mask: np.ndarray) -> "pd.DataFrame | Tidy":
+    """The rows of ``table`` where ``mask`` holds, in the same form."""
+    if not isinstance(table, Tidy):
+        return table[mask]
+    return Tidy({c: Label(v.label, int(mask.sum())) if isinstance(v, Label) else v[mask]
+                 for c, v in table.cols.items()}, table.columns)
+
+
+def _by_job(o: FileOutcome) -> list[FileOutcome]:
+    """A file whose jobs ran different workloads as one part per workload: its summary rows by job, each
+    part with its jobs' keys (rows of jobs without keys, fio's ``All clients``, keep the file's)."""
+    jobs = np.asarray(column(o.summary, "job"), dtype=object).astype(str)
+    groups: dict[tuple, list[str]] = {}
+    for j in dict.fromkeys(jobs.tolist()):
+        groups.setdefault(tuple(sorted((o.job_keys or {}).get(j, {}).items())), []).append(j)
+    return [FileOutcome(o.row, ctx={**o.ctx, **dict(key)}, summary=_take(o.summary, np.isin(jobs, js)),
+                        series=o.series if i == 0 else _take(o.series, np.zeros(len(o.series), bool)))
+            for i, (key, js) in enumerate(groups.items())]
+
+
 def _chunk(outcomes: list[FileOutcome]) -> _Chunk:
-    parsed = [o for o in outcomes if o.ctx is not None]
+    parsed = [p for o in outcomes if o.ctx is not None for p in (_by_job(o) if o.job_keys else [o])]
     fids = list(range(len(parsed)))
     reqs = [o.requests for o in parsed if o.requests is not None]
     return _Chunk([o.row for o in outcomes], [f for o in outcomes for f in o.failed], [o.ctx for o in parsed],
