@@ -316,6 +316,9 @@ def _pilot(a: argparse.Namespace) -> int:
 def _compare(a: argparse.Namespace) -> int:
     """A vs B (``analysis.stats.abtest``): exit 0 no regression, 1 a regression, 2 bad input."""
     import json
+
+    import pandas as pd
+
     from .ingest.base import IngestError
     from .stats import abtest as ab
     try:
@@ -336,20 +339,31 @@ def _compare(a: argparse.Namespace) -> int:
     except (IngestError, ab.CompareError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    head = f"old: {s.names[0]}   new: {s.names[1]}"
-    if a.format == "csv":
-        sys.stdout.write(table.reset_index().to_csv(index=False))
+    differ = ab.contrast(s.old, s.new) if not a.key else {}
+    across = ab.across_workloads(table)
+    head = "\n".join([f"old: {s.names[0]}   new: {s.names[1]}", *ab.header(table, differ)])
+    if a.format == "csv":  # one CSV: the cells, then the across-workload rows (level says which)
+        both = pd.concat([table.reset_index().assign(level="cell"),
+                          across.reset_index().rename(columns={"q": "q_across"}).assign(level="across workloads")],
+                         ignore_index=True)
+        sys.stdout.write(both[["level", *[c for c in both.columns if c != "level"]]].to_csv(index=False))
     elif a.format == "json":
         print(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
-                          "rows": json.loads(table.reset_index().to_json(orient="records"))}, indent=1))
+                          "differ": differ, "expected_by_chance": table.attrs.get("expected_by_chance"),
+                          "rows": json.loads(table.reset_index().to_json(orient="records")),
+                          "across_workloads": json.loads(across.reset_index().to_json(orient="records"))},
+                         indent=1))
     else:
-        shown = ab.display_table(table)
+        shown, over = ab.display_table(table), ab.across_display(across)
         if a.format == "markdown":
-            print(f"{head}\n\n{ab.markdown(shown)}\n")
+            print(f"{head}\n\n{ab.markdown(shown)}\n\n{ab.summary_line(table)}\n")
+            print(f"Across workloads (the cells are the sample, not repeats):\n\n{ab.markdown(over)}")
         else:
             print(head)
             print(shown.to_string(index=False))
-        print(ab.summary_line(table))
+            print(ab.summary_line(table))
+            print("\nacross workloads (the cells are the sample, not repeats):")
+            print(over.to_string(index=False))
     return 1 if table["regression"].any() else 0
 
 

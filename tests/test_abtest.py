@@ -162,6 +162,8 @@ def test_cli_exit_codes_and_formats(tmp_path, sides):
     r = _cli(a, b, "--metric", "iops", "--format", "csv")
     assert r.returncode == 0, r.stderr
     got = pd.read_csv(StringIO(r.stdout))
+    assert set(got["level"]) == {"cell", "across workloads"}
+    got = got[got["level"] == "cell"]
     assert set(got["verdict"]) == {"better", "only old", "only new"}
     assert got.loc[got["scenario"] == "s1", "median_new"].item() == 125.0
     r = _cli(a, b, "--format", "json", "--threshold", "30%")

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures import tight_layout
+from analysis.stats.abtest import varying_keys
 
 FOREST = "compare-forest"
 COLOURS = {"better": "#1b7837", "worse": "#b2182b", "~": "#777777", "differs": "#2166ac"}
@@ -18,7 +19,7 @@ def forest(table: pd.DataFrame, names: tuple[str, str] = ("old", "new"), fig_id:
     that could not be tested are left out (the table lists them)."""
     t = table.reset_index()
     t = t[t["test"].astype(str) != ""]
-    keys = [k for k in table.attrs.get("keys", []) if k in t]
+    keys = [k for k in varying_keys(table) if k in t]  # keys with one value everywhere name no cell
     labels = [" ".join(x for x in row if x) for row in
               t[[*keys, "metric", "ddir"]].astype(str).itertuples(index=False, name=None)]
     fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(t) + 1.4))

@@ -4,14 +4,17 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
 
 * **The sample is the run**, never the 1 s windows inside it: one value per run and metric, from the tidy
   ``summary`` table of :mod:`analysis.ingest` (any layout: capture runs, CBT archives, bare fio/rados bench
-  outputs).  A run is the ``run`` key (the run.json folder, the CBT ``id-…`` folder), else the file.
+  outputs).  A run is the ``run`` key: the run.json folder, the CBT ``id-…`` folder, else the fio invocation
+  (its JSON, and the logs whose companion it is: the ingest keys them so), else the file.
   Within a run, throughputs (units ``1/s``, ``B/s``) of its jobs and files are summed (a CBT run has one
   output per client volume); latencies and durations (``ns``, ``s``) are averaged over them, unweighted.
   fio's ``All clients`` job (``fio --client``) is dropped: it repeats its clients' sum; so are fio's logs
   (``fio-log``, ``fio-hist-log``) of a run that has its fio JSON, whose summary they restate.
 * **A cell** is what must match on both sides: ``kind``, ``ddir``, ``metric``, ``unit`` and the workload
   keys present in the data (:data:`WORKLOAD_KEYS`: scenario, our run.json's target/rw/bs, CBT's benchmark,
-  mode, op_size, iodepth, …).
+  mode, op_size, iodepth, …, and what fio recorded in its JSON: rw, bs, iodepth, numjobs, ioengine, …).
+  A :data:`CONTRAST_KEYS` key whose values do not overlap between the sides is what they differ in
+  (:func:`contrast`), not a cell key.
   Cells on one side only are listed (``verdict`` ``only old`` / ``only new``), never dropped.
 * **Per side**: n runs, the median with a distribution-free 95 % CI from order statistics (binomial; it
   needs n ≥ 6, else NaN: three repeats cannot bound a median at 95 %).
@@ -19,11 +22,15 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
   throughput and latency, and Welch assumes no equal spread), two-sided; the effect is the ratio of the
   geometric means as % change with its Welch 95 % CI (it excludes 0 exactly when p < alpha).  Values ≤ 0
   (a metric that can be 0) use Welch on the raw values and the difference of means (``Welch t``).
-  ``p_holm``: Holm-adjusted over every tested row (many cells × metrics: ``expected_by_chance`` =
-  alpha × tested rows differ by chance alone; the verdict is per row, as benchstat's).
-* **Verdict**: ``~`` when p ≥ alpha; else ``better`` / ``worse`` by the metric's direction (throughputs and
-  rates higher is better; latencies and durations lower).  ``cannot test`` when a side has fewer than 2
-  runs or no spread on either side.  ``repeats_needed``: runs per side for power 0.8 at alpha to detect the
+  ``q``: Benjamini–Hochberg over every tested row (a grid is many cells × metrics: the verdicts keep the
+  expected share of false discoveries among them ≤ alpha; ``expected_by_chance`` = alpha × tested rows
+  would pass raw p < alpha by chance alone); ``p_holm``, Holm's family-wise adjustment, beside it.
+* **Verdict**: ``~`` when q ≥ alpha; else ``better`` / ``worse`` by the metric's direction (throughputs and
+  rates higher is better; latencies and durations lower).  ``one run a side: no test`` when each side has
+  one run (its Δ median is the ratio of the two runs, with no p-value); ``cannot test`` when a side has
+  fewer than 2 runs or no spread on either side.  The effect's CI is per row (unadjusted).
+* **Across workloads** (:func:`across_workloads`): a grid of one-run cells cannot decide any one cell, but
+  the cells together can say whether B is better across the grid: the per-cell ratios are the sample.  ``repeats_needed``: runs per side for power 0.8 at alpha to detect the
   observed change at the observed spread (:func:`analysis.stats.consistency._n_per_arm`, two-sample t).
 * ``regression``: ``worse`` and |effect| ≥ ``threshold`` % — what ``python -m analysis compare`` exits 1 on.
 """
@@ -48,16 +55,23 @@ LOWER_BETTER = ("ns", "s")
 DEFAULT_METRICS = ("iops", "bw", "lat_mean", "clat_mean", "clat_p50", "clat_p99", "clat_p99.9",
                    "scrub_duration", "scrub_rate", "snaptrim_duration", "snaptrim_rate",
                    "recovery_duration", "recovery_rate")
-#: run keys that say which workload a run ran (both sides must match on those the data has)
-WORKLOAD_KEYS = ("scenario", "target", "rw", "bs", "benchmark", "mode", "readmode", "op_size", "iodepth",
-                 "numjobs", "concurrent_ops", "concurrent_procs", "pool_profile", "vol_size", "osd_ra")
+#: run keys that say which workload a run ran (both sides must match on those the data has): our run.json's,
+#: CBT's YAML, and what fio recorded in its own JSON (``analysis.ingest.fio_workload``; ``bs_B`` in bytes,
+#: not the text ``bs``: ``4k`` and ``4096`` are one block size)
+WORKLOAD_KEYS = ("scenario", "target", "rw", "rwmixread", "bs_B", "bs_read_B", "bs_write_B", "benchmark", "mode",
+                 "readmode", "op_size", "iodepth", "numjobs", "ioengine", "direct", "concurrent_ops",
+                 "concurrent_procs", "pool_profile", "vol_size", "osd_ra")
+#: keys that say where or with what a workload ran, not what it was: when the two sides' values do not
+#: overlap (two devices' bench_fio folders, libaio against io_uring) they are what A and B differ in, reported
+#: (:func:`contrast`), not cell keys — else no cell could match
+CONTRAST_KEYS = ("target", "ioengine", "fio_version")
 CELL = ("kind", "ddir", "metric", "unit")
 #: ``by="auto"``: the keys tried, in order, for the one that holds both compared values — our captures'
 #: ``arm``, then :func:`osd_qos` (CBT archives and any run that records its OSD settings), then CBT's ``archive``
 AUTO_KEYS = ("arm", "osd_qos", "archive")
 FIO_LOGS = ("fio-log", "fio-hist-log")
 COLUMNS = ["n_old", "n_new", "median_old", "median_old_lo", "median_old_hi", "median_new", "median_new_lo",
-           "median_new_hi", "delta_pct", "effect_pct", "effect_lo", "effect_hi", "test", "p", "p_holm",
+           "median_new_hi", "delta_pct", "effect_pct", "effect_lo", "effect_hi", "test", "p", "p_holm", "q",
            "repeats_needed", "verdict", "regression"]
 SIDES = ("old", "new")
 
@@ -66,9 +80,25 @@ class CompareError(ValueError):
     """Input that cannot be compared (no runs on a side, a split key the data lacks)."""
 
 
+def _values(s: pd.DataFrame, k: str) -> set[str]:
+    return set(s[k].dropna().astype(str).unique()) if k in s else set()
+
+
+def contrast(old: pd.DataFrame, new: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
+    """The :data:`CONTRAST_KEYS` whose values on the two sides do not overlap: key → (old's, new's values)."""
+    out = {}
+    for k in CONTRAST_KEYS:
+        a, b = _values(old, k), _values(new, k)
+        if a and b and not a & b:
+            out[k] = (sorted(a), sorted(b))
+    return out
+
+
 def workload_keys(*summaries: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
-    """The :data:`WORKLOAD_KEYS` that some summary has with a value (less ``exclude``)."""
-    return [k for k in WORKLOAD_KEYS if k not in exclude
+    """The :data:`WORKLOAD_KEYS` that some summary has with a value (less ``exclude``, and for two
+    summaries less the keys they differ in: :func:`contrast`)."""
+    differ = contrast(*summaries) if len(summaries) == 2 else {}
+    return [k for k in WORKLOAD_KEYS if k not in exclude and k not in differ
             and any(k in s and s[k].notna().any() for s in summaries)]
 
 
@@ -161,6 +191,8 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
             r["delta_pct"] = 100 * (r["median_new"] / r["median_old"] - 1)
         if not len(a) or not len(b):
             r["verdict"] = "only new" if not len(a) else "only old"
+        elif len(a) == len(b) == 1:
+            r["verdict"] = "one run a side: no test"
         elif min(len(a), len(b)) < 2:
             r["verdict"] = f"cannot test: n = {len(a)} vs {len(b)} runs (a side needs ≥ 2)"
         else:
@@ -174,22 +206,88 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
                          effect_hi=_pct(w, "hi"))
                 r["repeats_needed"] = float(_n_per_arm(np.array([w["d"]]), alpha, power)[0]) \
                     if np.isfinite(w["d"]) else np.nan
-                if w["p"] >= alpha:
-                    r["verdict"] = "~"
-                else:
-                    r["verdict"] = "better" if sign * w["mean"] > 0 else "worse" if sign else "differs"
-                r["regression"] = bool(r["verdict"] == "worse" and abs(r["effect_pct"]) >= threshold_pct)
+                r["direction"] = "better" if sign * w["mean"] > 0 else "worse" if sign else "differs"
         rows.append(r)
-    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(list(cells), names=idx), columns=COLUMNS)
+    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(list(cells), names=idx), columns=[*COLUMNS, "direction"])
     tested = out["p"].notna().to_numpy()
     if tested.any():
         out.loc[tested, "p_holm"] = holm(out.loc[tested, "p"].to_numpy(float))
+        out.loc[tested, "q"] = stats.false_discovery_control(out.loc[tested, "p"].to_numpy(float), method="bh")
+        sig = tested & (out["q"] < alpha).to_numpy()
+        out.loc[tested, "verdict"] = np.where(sig[tested], out.loc[tested, "direction"], "~")
+        out["regression"] = ((out["verdict"] == "worse") & (out["effect_pct"].abs() >= threshold_pct)).to_numpy()
+    out = out.drop(columns="direction")[COLUMNS]
     for c in ("n_old", "n_new"):
         out[c] = out[c].astype(int)
     out["regression"] = out["regression"].astype(bool)
     out.attrs.update(alpha=alpha, threshold_pct=threshold_pct, keys=keys,
                      expected_by_chance=alpha * int(tested.sum()))
     return out
+
+
+ACROSS_COLUMNS = ["cells", "better", "worse", "within", "gmean_ratio", "ratio_lo", "ratio_hi", "p_signed_rank",
+                  "q", "verdict", "basis"]
+
+
+def across_workloads(table: pd.DataFrame, alpha: float | None = None, threshold_pct: float | None = None,
+                     ) -> pd.DataFrame:
+    """The paired view of a grid: per ``kind, ddir, metric, unit``, over the cells both sides have (one
+    value per cell: its median of runs), the cells ``better`` / ``worse`` by at least ``threshold_pct`` and
+    ``within`` it, the geometric mean of new/old over the cells with a t 95 % CI on the log ratios, and
+    Wilcoxon's signed-rank test of the log ratios against 0 (``scipy.stats.wilcoxon``, two-sided).  The
+    cells are the sample — different workloads, not repeats — so this says whether B is better *across
+    this grid*, not in any one cell.  ``q``: Benjamini–Hochberg over these rows; ``verdict`` better / worse
+    when q < alpha, else ``~``; fewer than 6 cells cannot reach p < 0.05 in the signed-rank test."""
+    alpha = table.attrs.get("alpha", ALPHA) if alpha is None else alpha
+    thr = table.attrs.get("threshold_pct", 5.0) if threshold_pct is None else threshold_pct
+    t = table.reset_index()
+    t = t[(t["n_old"] > 0) & (t["n_new"] > 0) & (t["median_old"] > 0) & (t["median_new"] > 0)]
+    rows, idx = [], []
+    for cell, g in t.groupby(list(CELL), sort=True, observed=True):
+        x = np.log(g["median_new"].to_numpy(float) / g["median_old"].to_numpy(float))
+        unit = cell[CELL.index("unit")]
+        sign = 1 if unit in HIGHER_BETTER else -1 if unit in LOWER_BETTER else 0
+        chg = 100 * np.expm1(x) * (sign or 1)
+        n = len(x)
+        r = dict.fromkeys(ACROSS_COLUMNS, np.nan)
+        r.update(cells=n, better=int((chg >= thr).sum()) if sign else 0, worse=int((chg <= -thr).sum()) if sign else 0,
+                 within=int((np.abs(chg) < thr).sum()), gmean_ratio=float(np.exp(x.mean())),
+                 basis=f"across {n} workload{'s' if n != 1 else ''}, not repeats", verdict="")
+        if n >= 2 and x.std(ddof=1) > 0:
+            half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / np.sqrt(n)
+            r.update(ratio_lo=float(np.exp(x.mean() - half)), ratio_hi=float(np.exp(x.mean() + half)))
+            r["p_signed_rank"] = float(stats.wilcoxon(x).pvalue) if np.any(x != 0) else 1.0
+        else:
+            r["verdict"] = "one workload: no test" if n == 1 else "no spread: no test"
+        rows.append(r)
+        idx.append(cell)
+    out = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(idx, names=list(CELL)) if idx else None,
+                       columns=ACROSS_COLUMNS)
+    tested = out["p_signed_rank"].notna().to_numpy()
+    if tested.any():
+        out.loc[tested, "q"] = stats.false_discovery_control(out.loc[tested, "p_signed_rank"].to_numpy(float))
+        units = out.index.get_level_values("unit")[tested]
+        up = out.loc[tested, "gmean_ratio"].to_numpy(float) > 1
+        better = np.where(np.isin(units, HIGHER_BETTER), up, np.where(np.isin(units, LOWER_BETTER), ~up, False))
+        out.loc[tested, "verdict"] = np.where(out.loc[tested, "q"].to_numpy(float) < alpha,
+                                              np.where(better, "better", "worse"), "~")
+    out.attrs.update(alpha=alpha, threshold_pct=thr)
+    return out
+
+
+def across_display(across: pd.DataFrame) -> pd.DataFrame:
+    """:func:`across_workloads` for people: the ratio new/old as % change with its CI, counts, p, q."""
+    t = across.reset_index()
+    pct = lambda v: "" if pd.isna(v) else f"{100 * (v - 1):+.1f} %"  # noqa: E731
+    return pd.DataFrame({
+        "kind ddir": t["kind"].astype(str) + " " + t["ddir"].astype(str), "metric": t["metric"],
+        "cells": t["cells"], "better / worse / within": [f"{b} / {w} / {n}" for b, w, n in
+                                                         zip(t["better"], t["worse"], t["within"])],
+        "geometric mean change [95 % CI]": [pct(g) + ("" if pd.isna(lo) else f" [{pct(lo)}, {pct(hi)}]")
+                                            for g, lo, hi in zip(t["gmean_ratio"], t["ratio_lo"], t["ratio_hi"])],
+        "p (signed rank)": t["p_signed_rank"].map(lambda x: "" if pd.isna(x) else f"{x:.3g}"),
+        "q (BH)": t["q"].map(lambda x: "" if pd.isna(x) else f"{x:.3g}"),
+        "verdict": t["verdict"], "basis": t["basis"]})
 
 
 def osd_qos(summary: pd.DataFrame) -> pd.Series:
@@ -295,6 +393,12 @@ def split(summary: pd.DataFrame, by: str, old: str | None = None, new: str | Non
     return summary[(col == old).fillna(False)], summary[(col == new).fillna(False)], old, new
 
 
+def two_valued(summary: pd.DataFrame) -> str | None:
+    """The first of :data:`CONTRAST_KEYS` that has exactly two values in ``summary`` (a bench_fio output of
+    two targets), else None."""
+    return next((k for k in CONTRAST_KEYS if len(_values(summary, k)) == 2), None)
+
+
 @dataclass
 class Sides:
     """The two summaries to compare, their names, the split key (kept out of the cell keys) and notes on
@@ -338,7 +442,15 @@ def sides(old: str | Path, new: str | Path | None = None, by: str | None = None,
     if new is None and by == "auto":
         if not old_value or not new_value:
             raise CompareError("--by auto needs the two values to compare (--old-value, --new-value)")
-        c = choose(tables[0], old_value, new_value, prefer, metrics)
+        try:
+            c = choose(tables[0], old_value, new_value, prefer, metrics)
+        except CompareError as e:
+            key = two_valued(tables[0])
+            if key is None:
+                raise
+            a, b, va, vb = split(tables[0], key)
+            return Sides(a, b, (f"{key}={va}", f"{key}={vb}"), [key],
+                         [*notes, f"{e}; the data has two {key}s instead: compared {vb} against {va}"])
         a, b, va, vb = split(c.rows, c.key, old_value, new_value)
         return Sides(a, b, (f"{c.key}={va}", f"{c.key}={vb}"), [c.key], [*notes, c.note])
     if new is None:
@@ -351,7 +463,7 @@ def summary_line(table: pd.DataFrame) -> str:
     """One line: rows per verdict, the regressions, and how many differences alpha alone would give."""
     v = table["verdict"].where(~table["verdict"].str.startswith("cannot test"), "cannot test")
     counts = v.value_counts()
-    order = ["better", "worse", "differs", "~", "cannot test", "only old", "only new"]
+    order = ["better", "worse", "differs", "~", "one run a side: no test", "cannot test", "only old", "only new"]
     parts = [f"{int(counts[k])} {k}" for k in order if k in counts]
     return (f"{len(table)} cells: " + ", ".join(parts)
             + f"; {int(table['regression'].sum())} regression(s) beyond {table.attrs.get('threshold_pct', 5):g} %"
@@ -366,10 +478,11 @@ def conclusion(table: pd.DataFrame, names: tuple[str, str] | None = None) -> str
     old, new = names or ("old", "new")
     lines = ["## Conclusion", "", f"- **{new} against {old}:** {summary_line(table)}."]
     t = table.reset_index()
-    keys = [k for k in table.attrs.get("keys", []) if k in t]
+    keys = [k for k in varying_keys(table) if k in t]
     told = t[t["verdict"].isin(["better", "worse", "differs"])]
     for verdict, g in told.groupby("verdict", sort=True):
-        cells = "; ".join(" ".join(str(r[k]) for k in [*keys, "kind", "ddir", "metric"] if k in r and str(r[k]))
+        cells = "; ".join(" ".join([*(_kv(k, str(r[k])) for k in keys if str(r[k])),
+                                    *(str(r[k]) for k in ("kind", "ddir", "metric") if str(r[k]))])
                           + f" {r['effect_pct']:+.1f} % [{r['effect_lo']:+.1f}, {r['effect_hi']:+.1f}]"
                           for _, r in g.iterrows())
         lines.append(f"- **{verdict}** ({len(g)}): {cells}.")
@@ -389,7 +502,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The table for people: the cell keys in one column, values in display units (MiB/s, µs), a median
     with its CI as text, the change and its CI, p, the verdict."""
     t = table.reset_index()
-    keys = [k for k in table.attrs.get("keys", []) if k in t]
+    keys = [k for k in varying_keys(table) if k in t]
     scale = t["unit"].map(lambda u: _DISPLAY.get(u, (1, u))[0]).astype(float)
     unit = t["unit"].map(lambda u: _DISPLAY.get(u, (1, u))[1])
 
@@ -399,8 +512,8 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         ci = [f" [{a:.4g}, {b:.4g}]" if pd.notna(a) else "" for a, b in zip(lo, hi)]
         return txt + pd.Series(ci, index=t.index)
 
-    cell = pd.Series([" ".join(x for x in row if x) for row in t[keys].astype(str).itertuples(index=False, name=None)],
-                     index=t.index, dtype=object)
+    cell = pd.Series([" ".join(_kv(k, x) for k, x in zip(keys, row) if x)
+                      for row in t[keys].astype(str).itertuples(index=False, name=None)], index=t.index, dtype=object)
     eff = [("" if pd.isna(e) else f"{e:+.1f} % [{lo:+.1f}, {hi:+.1f}]")
            for e, lo, hi in zip(t["effect_pct"], t["effect_lo"], t["effect_hi"])]
     return pd.DataFrame({
@@ -409,8 +522,40 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         "old median [95 % CI]": med("old"), "new median [95 % CI]": med("new"),
         "Δ median": t["delta_pct"].map(lambda x: "" if pd.isna(x) else f"{x:+.1f} %"),
         "change [95 % CI]": eff, "p": t["p"].map(lambda x: "" if pd.isna(x) else f"{x:.3g}"),
+        "q (BH)": t["q"].map(lambda x: "" if pd.isna(x) else f"{x:.3g}"),
         "verdict": t["verdict"] + np.where(t["regression"], " (regression)", ""),
         "repeats needed": t["repeats_needed"].map(lambda x: "" if pd.isna(x) else f"{x:.0f}")})
+
+
+#: keys whose values say what they are (shown bare in a cell's name); the others as ``key=value``
+_BARE = ("scenario", "rw", "mode", "benchmark", "target")
+
+
+def _kv(k: str, v: str) -> str:
+    return v if k in _BARE else f"{k}={v}"
+
+
+def _recorded(t: pd.DataFrame, k: str) -> list[str]:
+    """The distinct values of cell key ``k`` where a cell has one (a cell without it holds '')."""
+    return [v for v in t[k].astype(str).unique() if v]
+
+
+def varying_keys(table: pd.DataFrame) -> list[str]:
+    """The cell keys of a :func:`compare` table that take more than one value across the cells that have
+    them (a key with one value wherever it is recorded — fio's iodepth beside timeline rows — does not)."""
+    t = table.index.to_frame(index=False)
+    return [k for k in table.attrs.get("keys", []) if k in t and len(_recorded(t, k)) > 1]
+
+
+def header(table: pd.DataFrame, differ: Mapping[str, tuple[list[str], list[str]]] | None = None) -> list[str]:
+    """Lines that say what every cell shares (keys with one value wherever recorded) and what the two sides
+    differ in (:func:`contrast`), above the cells."""
+    t = table.index.to_frame(index=False)
+    const = [_kv(k, _recorded(t, k)[0]) for k in table.attrs.get("keys", []) if k in t and len(_recorded(t, k)) == 1]
+    out = [f"every cell (that records it): {' '.join(const)}"] if const else []
+    for k, (a, b) in (differ or {}).items():
+        out.append(f"old and new differ in {k}: {', '.join(a)} vs {', '.join(b)} (not a cell key)")
+    return out
 
 
 def markdown(table: pd.DataFrame) -> str:
