@@ -73,6 +73,8 @@ def test_the_across_workload_summary_of_the_grid(grid_table):
         x = np.log(cells["median_new"] / cells["median_old"])
         assert r["gmean_ratio"] == pytest.approx(np.exp(x.mean()))
         assert r["p_signed_rank"] == pytest.approx(stats.wilcoxon(x).pvalue)
+        half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))  # the t interval, by hand
+        assert (r["ratio_lo"], r["ratio_hi"]) == pytest.approx((np.exp(x.mean() - half), np.exp(x.mean() + half)))
         assert r["better"] + r["worse"] + r["within"] == 21
 
 

@@ -254,8 +254,8 @@ def across_workloads(table: pd.DataFrame, alpha: float | None = None, threshold_
                  within=int((np.abs(chg) < thr).sum()), gmean_ratio=float(np.exp(x.mean())),
                  basis=f"across {n} workload{'s' if n != 1 else ''}, not repeats", verdict="")
         if n >= 2 and x.std(ddof=1) > 0:
-            half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1) / np.sqrt(n)
-            r.update(ratio_lo=float(np.exp(x.mean() - half)), ratio_hi=float(np.exp(x.mean() + half)))
+            ci = stats.ttest_1samp(x, 0.0).confidence_interval(0.95)
+            r.update(ratio_lo=float(np.exp(ci.low)), ratio_hi=float(np.exp(ci.high)))
             r["p_signed_rank"] = float(stats.wilcoxon(x).pvalue) if np.any(x != 0) else 1.0
         else:
             r["verdict"] = "one workload: no test" if n == 1 else "no spread: no test"
