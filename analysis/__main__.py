@@ -483,8 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
     k.set_defaults(fn=_compare)
     y = sub.add_parser("dictionary", help="write the data dictionary (every table, column and metric with its "
-                                          "unit; analysis.dictionary) into the README's section")
-    y.add_argument("--readme", default="README.md", help="the README to update, - for stdout (default README.md)")
+                                          "unit; analysis.dictionary) into docs/tables.md's section")
+    y.add_argument("--readme", default="docs/tables.md", help="the Markdown file to update, - for stdout "
+                                                         "(default docs/tables.md)")
     y.set_defaults(fn=_dictionary)
     c = sub.add_parser("claims", help="the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
                                       "(analysis.stats.claims) → one CSV, the campaigns' rows stacked")

@@ -1,8 +1,8 @@
 """The data dictionary: every table, column and metric of the processed tables, with its unit and source.
 
-``python -m analysis dictionary`` writes it as Markdown into the README, between :data:`BEGIN` and
+``python -m analysis dictionary`` writes it as Markdown into ``docs/tables.md``, between :data:`BEGIN` and
 :data:`END`; ``tests/test_dictionary.py`` fails when a reader emits a metric (kind, name, unit) no entry
-here matches, or when that README section is stale.  Metric names are regular expressions over the tidy ``metric`` column
+here matches, or when that section is stale.  Metric names are regular expressions over the tidy ``metric`` column
 (``<q>`` = a percentile such as ``99`` or ``99.9``); units are the tidy ``unit`` column's.
 """
 

@@ -1,4 +1,4 @@
-"""The data dictionary (analysis.dictionary, the README's section) covers every metric the readers emit: on the
+"""The data dictionary (analysis.dictionary, docs/tables.md's section) covers every metric the readers emit: on the
 test fixtures, the third-party corpus and the shipped processed tables."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def _undescribed(t: pd.DataFrame, table: str) -> list[tuple[str, str, str]]:
 
 
 def test_the_readme_section_is_the_generated_one():
-    assert dic.readme_section((ROOT / "README.md").read_text()) == dic.markdown(), \
-        "the README's dictionary section is stale: python -m analysis dictionary"
+    assert dic.readme_section((ROOT / "docs" / "tables.md").read_text()) == dic.markdown(), \
+        "docs/tables.md's dictionary section is stale: python -m analysis dictionary"
     text = "# x\n\nintro\n"
     once = dic.readme_with_section(text)
     assert once.startswith(text) and dic.readme_section(once) == dic.markdown()
