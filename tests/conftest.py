@@ -75,3 +75,14 @@ def assert_same_outcome(fast: tuple, plain: tuple) -> tuple:
         pd.testing.assert_frame_equal(fast[3], plain[3])
         pd.testing.assert_frame_equal(fast[4], plain[4])
     return fast
+
+
+def _c_on() -> bool:
+    from analysis.ingest import _scan
+    return _scan.native()
+
+
+#: a test of the C part itself (against its plain reference): skipped when ``CEPHQOS_NATIVE=0`` switches it
+#: off — ``make test`` runs the reader tests a second time so — or no compiler can build it
+c_only = pytest.mark.skipif("not __import__('conftest')._c_on()",
+                            reason="the C part is off (CEPHQOS_NATIVE=0) or not built")

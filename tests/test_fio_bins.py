@@ -3,6 +3,7 @@ to fio's rule applied row by row (:func:`percentiles_from_bins`, the plain refer
 
 import numpy as np
 import pytest
+from conftest import c_only
 
 from analysis.ingest.fio_bins import (NR_FIO3, coarse_bin_values, interval_percentiles,
                                       percentiles_from_bins)
@@ -58,6 +59,7 @@ def _as_scanned(counts: np.ndarray) -> np.ndarray:
     return tab[:n, 3:]
 
 
+@c_only
 @pytest.mark.parametrize("coarseness", [0, 3])
 def test_the_c_pass_equals_the_numpy_rule(coarseness):
     from analysis.ingest._scan import hist_percentiles
@@ -80,6 +82,7 @@ def test_the_c_pass_equals_the_numpy_rule(coarseness):
     np.testing.assert_array_equal(one[0], pos[5:6])
 
 
+@c_only
 def test_the_c_pass_names_the_first_negative_row_and_declines_huge_counts():
     from analysis.ingest._scan import hist_percentiles
     counts = np.ones((6, 64), dtype=np.int64)

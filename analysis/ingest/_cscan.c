@@ -77,7 +77,8 @@ static int64_t scan(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol
         }
         if (buf[j] == '\n') { i = j + 1; if (s->agg) s->agg[7]++; continue; }
         i = j;
-        if (r >= row_limit) FAIL(ERR_ROWS);
+        /* past the bound no row can be whole: parse it without storing, to find its real error */
+        int dry = r >= row_limit;
         for (int64_t c = 0; c < ncol; c++) {
             while (i < end && buf[i] == ' ') i++;
             int neg = 0;
@@ -89,7 +90,9 @@ static int64_t scan(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol
                 i++;
             }
             if (i == d0) FAIL(ERR_CHAR);
-            if ((e = store(s, c, r, neg ? -v : v))) { i = d0; FAIL(e); }
+            if (dry) {
+                if (!s->table && c == 2 && (neg ? -v : v) != 0 && (neg || v > 3)) { i = d0; FAIL(ERR_DDIR); }
+            } else if ((e = store(s, c, r, neg ? -v : v))) { i = d0; FAIL(e); }
             while (i < end && buf[i] == ' ') i++;
             if (c < ncol - 1) {
                 if (i >= end || buf[i] == '\n' || buf[i] == '\r') FAIL(ERR_COLS);
@@ -105,6 +108,7 @@ static int64_t scan(const uint8_t *buf, int64_t start, int64_t end, int64_t ncol
                 i++;
             }
         }
+        if (dry) FAIL(ERR_ROWS);
         r++;
     }
 #undef FAIL
@@ -129,160 +133,6 @@ int64_t parse_fio_log(const uint8_t *buf, int64_t start, int64_t end, int64_t nc
 {
     sink_t s = {0, 0, t, v, ddir, agg};
     return scan(buf, start, end, ncol, &s, row0, row_limit, err_off, err_code);
-}
-
-/* rados bench table rows (Ceph's obj_bencher, every release): `sec  cur_ops  started  finished
- * avg_MB/s  cur_MB/s  last_lat(s)  avg_lat(s)`, 8 whitespace-separated values.  Row i is
- * buf[starts[i] : starts[i] + lens[i]) (line end and any timestamp prefix already cut off).  Values go
- * to the (8, ld) table out (row j at out + j * ld; ld >= n, so threads can fill slices of one table) in
- * canonical units, computed exactly as the Python reference
- * (radosbench._conv) does with one rounding: the token's digits as an integer S and its decimals F,
- * then counts S, bandwidths S * 2^20 / 10^F (B/s), latencies S * 10^(9-F) (ns).  bad[i] = 1 leaves the
- * row to the Python parser (which parses it exactly or names what is wrong): not 8 tokens (run-together
- * values), a character other than digits and one '.', '.' in a count, a token not ending in a digit,
- * more than 15 digits, more than 9 decimals in a latency; '-' alone is accepted as last_lat (NaN, before
- * the first completion).  Returns the number of bad rows. */
-/* One rados bench row [p, e) into v[8]; 1 when the kernel takes it (see parse_rados_rows). */
-static inline int rados_row(const uint8_t *p, const uint8_t *e, double v[8])
-{
-    static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    int k = 0;
-    for (;;) {
-        while (p < e && (*p == ' ' || *p == '\t')) p++;
-        if (p == e) break;
-        if (k == 8) return 0;
-        const uint8_t *t0 = p;
-        int64_t s = 0;
-        int digits = 0, dots = 0, frac = 0;
-        while (p < e && *p != ' ' && *p != '\t') {
-            uint8_t c = *p;
-            if (c >= '0' && c <= '9') {
-                s = s * 10 + (c - '0');
-                digits++;
-                frac += dots;
-            } else if (c == '.') {
-                dots++;
-            } else if (c == '-' && k == 6 && p == t0 && (p + 1 == e || p[1] == ' ' || p[1] == '\t')) {
-                dots = -1;  /* '-' alone: NaN */
-            } else {
-                return 0;
-            }
-            p++;
-        }
-        if (dots == -1) {
-            v[k++] = __builtin_nan("");
-            continue;
-        }
-        if (digits == 0 || digits > 15 || dots > 1 || (dots && k < 4) || p[-1] == '.'
-            || (k >= 6 && frac > 9)) return 0;
-        double d = (double)s;
-        if (k == 4 || k == 5) d = d * 1048576.0 / p10[frac];
-        else if (k >= 6) d = d * p10[9 - frac];
-        v[k++] = d;
-    }
-    return k == 8;
-}
-
-int64_t parse_rados_rows(const uint8_t *buf, const int64_t *starts, const int64_t *lens, int64_t n,
-                         int64_t ld, double *out, uint8_t *bad)
-{
-    int64_t nbad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double v[8];
-        if (rados_row(buf + starts[i], buf + starts[i] + lens[i], v)) {
-            for (int j = 0; j < 8; j++) out[j * ld + i] = v[j];
-            bad[i] = 0;
-        } else {
-            bad[i] = 1;
-            nbad++;
-        }
-    }
-    return nbad;
-}
-
-/* rados bench text, whole lines: the line scanner in front of rados_row.  The lines of
- * buf[lo, hi) (lo at a line start, hi after a '\n' or the end n of the buffer; a last line without
- * '\n' counts) are classified exactly as radosbench._scan states it: the line end drops one '\r';
- * with a P-byte timestamp prefix (P > 0), a line longer than P whose byte 0 is a digit, byte 4 a '-'
- * and byte P-1 a ' ' has its content start cs = start + P, else cs = start; a line is a table-row
- * candidate when e0 > 0 (the header's sec column ends at byte e0 of the content), cs + max(e0, 5) <= n,
- * the content is at least e0 bytes, its byte e0-1 is a digit, byte 4 is not '-' (a date: a timestamped
- * non-row line) and byte 0 is ' ' or a digit. */
-static inline int64_t line_end(const uint8_t *buf, int64_t s, int64_t n)
-{
-    const uint8_t *q = memchr(buf + s, '\n', (size_t)(n - s));
-    return q ? q - buf : n;
-}
-
-static inline int rados_candidate(const uint8_t *buf, int64_t n, int64_t s, int64_t e, int64_t P,
-                                  int64_t e0, int64_t *cs_out)
-{
-    int64_t cs = s;
-    if (P > 0 && e - s > P && buf[s + P - 1] == ' ' && (uint8_t)(buf[s] - '0') < 10
-        && buf[s + 4 < n ? s + 4 : n - 1] == '-')
-        cs = s + P;
-    *cs_out = cs;
-    if (e0 <= 0) return 0;
-    int64_t k = e0 > 5 ? e0 : 5;
-    if (n < k || cs > n - k || e - cs < e0) return 0;
-    uint8_t c0 = buf[cs], c4 = buf[cs + 4], cl = buf[cs + e0 - 1];
-    return (uint8_t)(cl - '0') < 10 && c4 != '-' && (c0 == ' ' || (uint8_t)(c0 - '0') < 10);
-}
-
-/* Pass 1: counts[0] += lines, counts[1] += table-row candidates in buf[lo, hi). */
-void rados_count(const uint8_t *buf, int64_t n, int64_t lo, int64_t hi, int64_t P, int64_t e0,
-                 int64_t *counts)
-{
-    int64_t lines = 0, cand = 0, cs;
-    for (int64_t s = lo; s < hi;) {
-        int64_t le = line_end(buf, s, n), e = le;
-        if (e > s && buf[e - 1] == '\r') e--;
-        cand += rados_candidate(buf, n, s, e, P, e0, &cs);
-        lines++;
-        s = le + 1;
-    }
-    counts[0] += lines;
-    counts[1] += cand;
-}
-
-/* Pass 2: candidates of buf[lo, hi) become rows row0, row0+1, ... of the (8, ld) table out (rowline:
- * their 0-based line numbers, from line0); a candidate rados_row does not take gets bad = 1 and, in
- * place of values, its line's start and end byte offsets in columns 0 and 1 (the caller parses it
- * in Python or drops it).  The other lines go to oth (4, oth_ld) from column oth0: start, content
- * start, end (before '\r'), line number.  Returns the number of bad rows. */
-int64_t rados_fill(const uint8_t *buf, int64_t n, int64_t lo, int64_t hi, int64_t P, int64_t e0,
-                   int64_t line0, double *out, int64_t ld, int64_t row0, int64_t *rowline,
-                   uint8_t *bad, int64_t *oth, int64_t oth_ld, int64_t oth0)
-{
-    int64_t line = line0, r = row0, o = oth0, nbad = 0, cs;
-    for (int64_t s = lo; s < hi;) {
-        int64_t le = line_end(buf, s, n), e = le;
-        if (e > s && buf[e - 1] == '\r') e--;
-        if (rados_candidate(buf, n, s, e, P, e0, &cs)) {
-            double v[8];
-            rowline[r] = line;
-            if (rados_row(buf + cs, buf + e, v)) {
-                for (int j = 0; j < 8; j++) out[j * ld + r] = v[j];
-                bad[r] = 0;
-            } else {
-                out[r] = (double)s;
-                out[ld + r] = (double)e;
-                bad[r] = 1;
-                nbad++;
-            }
-            r++;
-        } else {
-            oth[o] = s;
-            oth[oth_ld + o] = cs;
-            oth[2 * oth_ld + o] = e;
-            oth[3 * oth_ld + o] = line;
-            o++;
-        }
-        line++;
-        s = le + 1;
-    }
-    return nbad;
 }
 
 /* ---- cephqos-pg-timeline PG rows (analysis/ingest/ceph_timeline.py) --------------------------------

@@ -37,20 +37,27 @@ _I64 = ctypes.c_int64
 _P = ctypes.c_void_p
 
 
+def _lib() -> ctypes.CDLL | None:
+    """The C scanner with its signatures, or None: switched off (``CEPHQOS_NATIVE=0``) or not buildable
+    here; the callers then take their plain path (:mod:`._plain`), which gives the same tables."""
+    return _configured() if _native.enabled() else None
+
+
+def native() -> bool:
+    """True when the readers use the C scanner (built, loadable and not switched off)."""
+    return _lib() is not None
+
+
 @cache
-def _lib() -> ctypes.CDLL:
-    lib = _native.load("_cscan")
+def _configured() -> ctypes.CDLL | None:
+    lib = _native.library("_cscan")
+    if lib is None:
+        return None
     err = [ctypes.POINTER(_I64), ctypes.POINTER(_I64)]
     lib.parse_rows.argtypes = [_P, _I64, _I64, _I64, _P, _I64, _I64, _I64, *err]
     lib.parse_rows.restype = _I64
     lib.parse_fio_log.argtypes = [_P, _I64, _I64, _I64, _P, _P, _P, _P, _I64, _I64, *err]
     lib.parse_fio_log.restype = _I64
-    lib.parse_rados_rows.argtypes = [_P, _P, _P, _I64, _I64, _P, _P]
-    lib.parse_rados_rows.restype = _I64
-    lib.rados_count.argtypes = [_P, _I64, _I64, _I64, _I64, _I64, _P]
-    lib.rados_count.restype = None
-    lib.rados_fill.argtypes = [_P, _I64, _I64, _I64, _I64, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _I64]
-    lib.rados_fill.restype = _I64
     lib.pg_rows.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _I64, _I64, _P, _P, _P, _I64, _P, _P, _P, _P]
     lib.pg_rows.restype = _I64
     lib.pg_lines.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _P, _P]
@@ -66,9 +73,10 @@ def hist_percentiles(counts: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np
     of each percentile by fio's rule, -1 for an empty interval, ``bins`` when none reaches it; totals per
     interval).  An int (0-based row) when that row is the first with a negative count; None when counts
     are too large for exact integer sums (use :func:`.fio_bins.interval_percentiles`).  ``qs`` in percent,
-    any order."""
+    any order.  None also where the C part is off (:func:`native`)."""
     nrow, nbin = counts.shape
-    if counts.dtype != np.int64 or (nrow > 1 and counts.strides[0] != 8) or nbin == 0:
+    lib = _lib()
+    if lib is None or counts.dtype != np.int64 or (nrow > 1 and counts.strides[0] != 8) or nbin == 0:
         return None
     stride = counts.strides[1] // 8 if nbin > 1 else nrow
     order = np.argsort(qs, kind="stable")
@@ -76,7 +84,7 @@ def hist_percentiles(counts: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np
     pos = np.empty((len(q), nrow), np.int64)
     tot = np.empty(nrow, np.int64)
     scratch = np.empty((2, nrow), np.int64)
-    rc = _lib().hist_percentiles(counts.ctypes.data, stride, nrow, nbin, q.ctypes.data, len(q), pos.ctypes.data,
+    rc = lib.hist_percentiles(counts.ctypes.data, stride, nrow, nbin, q.ctypes.data, len(q), pos.ctypes.data,
                                  tot.ctypes.data, scratch[0].ctypes.data, scratch[1].ctypes.data)
     if rc < 0:
         return None
@@ -127,7 +135,11 @@ def pg_rows(blob: bytes, nlines: int, ftypes: list[int], nnum: int) -> PgRows | 
     """``pg_rows`` in ``_cscan.c``: the rows of ``nlines`` sample lines' row bytes (what lies between
     ``"pgs":[[`` and ``]]``, one line each, joined by ``\n``), each field typed by ``ftypes`` (a numeric
     column's index, or :data:`PG_PGID`/:data:`PG_STATE`/:data:`PG_ANY`).  None when the bytes hold
-    anything but plain JSON scalars in rows of ``len(ftypes)`` values (then ``json`` must read them)."""
+    anything but plain JSON scalars in rows of ``len(ftypes)`` values (then ``json`` must read them), and
+    where the C part is off (:func:`native`)."""
+    lib = _lib()
+    if lib is None:
+        return None
     maxrows = blob.count(b"[") + nlines  # every row but a line's first starts with '['
     n_per = np.zeros(nlines, np.int64)
     num = np.empty((max(nnum, 1), maxrows), np.float64)
@@ -139,7 +151,7 @@ def pg_rows(blob: bytes, nlines: int, ftypes: list[int], nnum: int) -> PgRows | 
         table = np.empty(2 * cap, np.int32)
         uoff = np.empty(2 * cap, np.int64)
         ulen = np.empty(2 * cap, np.int64)
-        rows = _lib().pg_rows(blob, len(blob), len(ft), ft.ctypes.data, nlines, maxrows, n_per.ctypes.data,
+        rows = lib.pg_rows(blob, len(blob), len(ft), ft.ctypes.data, nlines, maxrows, n_per.ctypes.data,
                               num.ctypes.data, codes.ctypes.data, cap, table.ctypes.data, uoff.ctypes.data,
                               ulen.ctypes.data, nuniq.ctypes.data)
         if rows != -(1 << 63):
@@ -151,88 +163,6 @@ def pg_rows(blob: bytes, nlines: int, ftypes: list[int], nnum: int) -> PgRows | 
                                                                   ulen[s * cap:s * cap + nuniq[s]].tolist())]
                   for s in (0, 1))
     return PgRows(n_per, num[:nnum, :rows], codes[:, :rows], names)
-
-
-#: rados bench rows per thread below which one thread parses them all
-RADOS_ROWS_PER_THREAD = 1 << 17
-
-
-def rados_rows(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray,
-               threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """rados bench table rows ``buf[starts[i]:starts[i] + lens[i]]`` → (the (8, n) table in canonical
-    units, the mask of rows left to the exact Python parser): ``parse_rados_rows`` in ``_cscan.c``, on
-    as many threads as :func:`_drive` uses (GIL released), each filling its own slice of rows."""
-    n = len(starts)
-    starts = np.ascontiguousarray(starts, np.int64)
-    lens = np.ascontiguousarray(lens, np.int64)
-    out = np.empty((8, n), np.float64)
-    bad = np.empty(n, np.uint8)
-    if n:
-        buf = np.ascontiguousarray(buf)
-        lib = _lib()
-
-        def part(a: int, b: int) -> None:
-            lib.parse_rados_rows(buf.ctypes.data, starts.ctypes.data + 8 * a, lens.ctypes.data + 8 * a, b - a,
-                                 n, out.ctypes.data + 8 * a, bad.ctypes.data + a)
-        k = max(1, min(threads or THREADS or min(os.cpu_count() or 1, 8), n // RADOS_ROWS_PER_THREAD))
-        cuts = [n * i // k for i in range(k + 1)]
-        if k == 1:
-            part(0, n)
-        else:
-            with ThreadPoolExecutor(k) as ex:
-                list(ex.map(lambda i: part(cuts[i], cuts[i + 1]), range(k)))
-    return out, bad.view(bool)
-
-
-@dataclass
-class RadosLines:
-    """A rados bench text's lines as ``rados_text`` classifies them.
-
-    ``rows`` (8, n) float64 holds the table-row candidates in canonical units (``rowline``: their
-    0-based line numbers); where ``bad`` is set the C kernel left the row to Python and columns 0 and 1
-    hold its line's start and end byte offsets instead of values.  ``other`` (4, m) int64: start,
-    content start (after a timestamp prefix), end (before ``'\\r'``), line number of every other line."""
-    rows: np.ndarray
-    rowline: np.ndarray
-    bad: np.ndarray
-    other: np.ndarray
-    lines: int
-
-
-def rados_text(buf: np.ndarray, P: int, e0: int, threads: int | None = None) -> RadosLines:
-    """Every line of a rados bench text in two C passes (``rados_count``, ``rados_fill`` in
-    ``_cscan.c``) over newline-aligned chunks, one thread each (a file over ``CHUNK_MIN_BYTES``): count
-    lines and row candidates, then parse the candidates into one table and list the other lines.
-    ``P``: timestamp prefix width (0: none); ``e0``: end column of the header's sec field (0: no
-    header, no rows)."""
-    n = len(buf)
-    buf = np.ascontiguousarray(buf)
-    lib = _lib()
-    k = threads or THREADS or min(os.cpu_count() or 1, 8)
-    parts = _chunks(buf, k if n > CHUNK_MIN_BYTES else 1) if n else []
-    counts = np.zeros((len(parts), 2), np.int64)
-
-    def run(jobs: list, fn: Callable) -> list:
-        if len(jobs) <= 1:
-            return [fn(j) for j in jobs]
-        with ThreadPoolExecutor(len(jobs)) as ex:
-            return list(ex.map(fn, jobs))
-
-    run(list(range(len(parts))), lambda i: lib.rados_count(buf.ctypes.data, n, parts[i][0], parts[i][1], P, e0,
-                                                           counts[i].ctypes.data))
-    lines0 = np.concatenate([[0], np.cumsum(counts[:, 0])])
-    rows0 = np.concatenate([[0], np.cumsum(counts[:, 1])])
-    nrows = int(rows0[-1])
-    noth = int(lines0[-1]) - nrows
-    out = np.empty((8, nrows), np.float64)
-    rowline = np.empty(nrows, np.int64)
-    bad = np.empty(nrows, np.uint8)
-    oth = np.empty((4, noth), np.int64)
-    oth0 = lines0[:-1] - rows0[:-1]
-    run(list(range(len(parts))), lambda i: lib.rados_fill(
-        buf.ctypes.data, n, parts[i][0], parts[i][1], P, e0, int(lines0[i]), out.ctypes.data, nrows,
-        int(rows0[i]), rowline.ctypes.data, bad.ctypes.data, oth.ctypes.data, noth, int(oth0[i])))
-    return RadosLines(out, rowline, bad.view(bool), oth, int(lines0[-1]))
 
 
 def _call(fn, *args) -> tuple[int, int, int]:
@@ -359,21 +289,28 @@ def _drive(path: Path, buf: np.ndarray, ncol: int, threads: int | None,
             res = list(ex.map(lambda j: parse(*j), jobs))
     for _rows, err, code in res:
         if err >= 0:  # first failing chunk in file order is the earliest error
-            line = line_of_offset(bytes(buf[:err]), err)
-            text = bytes(buf[max(0, err - 40):err]).split(b"\n")[-1]
-            if err < size and buf[err] not in (10, 13):
-                text += bytes(buf[err:err + 1])
-            what = {ERR_COLS: f"expected {ncol} comma-separated integers per line",
-                    ERR_LONG: "integer longer than 18 digits (not a count fio could have written)",
-                    ERR_ROWS: "more rows than the line-length bound allows (internal error)",
-                    ERR_DDIR: "data direction must be 0-3 (read/write/trim/sync)",
-                    ERR_CHAR: "expected an integer, ',' or end of line"}[code]
-            raise IngestError(path, f"{what} (near {text[-30:]!r})", line=line)
+            raise scan_error(path, buf, ncol, err, code)
     n = res[0][0]
     for (row0, *_), (rows, *_) in zip(jobs[1:], res[1:]):
         compact(row0, n, rows)
         n += rows
     return n
+
+
+def scan_error(path: Path, buf: np.ndarray, ncol: int, err: int, code: int) -> IngestError:
+    """The error for bad input at byte ``err`` of ``buf`` (``code``: ``ERR_*`` as in ``_cscan.c``), with its
+    1-based line and the text before it; the C scanner and the plain path (:mod:`._plain`) say the same."""
+    size = len(buf)
+    line = line_of_offset(bytes(buf[:err]), err)
+    text = bytes(buf[max(0, err - 40):err]).split(b"\n")[-1]
+    if err < size and buf[err] not in (10, 13):
+        text += bytes(buf[err:err + 1])
+    what = {ERR_COLS: f"expected {ncol} comma-separated integers per line",
+            ERR_LONG: "integer longer than 18 digits (not a count fio could have written)",
+            ERR_ROWS: "more rows than the line-length bound allows (internal error)",
+            ERR_DDIR: "data direction must be 0-3 (read/write/trim/sync)",
+            ERR_CHAR: "expected an integer, ',' or end of line"}[code]
+    return IngestError(path, f"{what} (near {text[-30:]!r})", line=line)
 
 
 def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
@@ -386,6 +323,9 @@ def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
     """
     path = Path(path)
     box: list[np.ndarray] = []
+    if _lib() is None:
+        from ._plain import int_table
+        return _over_file(path, data, lambda buf: int_table(path, buf, ncol)[0])
 
     def run(buf: np.ndarray) -> np.ndarray:
         def alloc(bound: int) -> None:
@@ -432,6 +372,8 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
     path = Path(path)
     box: dict[str, np.ndarray] = {}
     big = np.iinfo(np.int64)
+    if _lib() is None:
+        return _over_file(path, data, lambda buf: _fio_log_plain(path, buf, ncol))
 
     def run(buf: np.ndarray) -> FioLogColumns:
         aggs: list[np.ndarray] = []
@@ -451,13 +393,25 @@ def read_fio_log(path: str | Path, ncol: int, threads: int | None = None,
                 a[dst:dst + n] = a[src:src + n]
 
         n = _drive(path, buf, ncol, threads, alloc, parse, compact)
-        a = np.array(aggs).reshape(-1, 8)
+        a = np.array(aggs, dtype=np.int64).reshape(-1, 8)
         return FioLogColumns(box["t"][:n], box["v"][:n], box["d"][:n],
                              int(a[:, 0].min()) if n else None, int(a[:, 1].max()) if n else None,
                              int(a[:, 2].max()) if n and ncol >= 5 else None, a[:, 3:7].sum(axis=0),
                              int(a[:, 7].sum()))
 
     return _over_file(path, data, run)
+
+
+def _fio_log_plain(path: Path, buf: np.ndarray, ncol: int) -> FioLogColumns:
+    """:func:`read_fio_log` by the plain path (:func:`._plain.int_table`): the same columns."""
+    from ._plain import int_table
+    tab, blank = int_table(path, buf, ncol, fio=True)
+    n = len(tab)
+    d = tab[:, 2].astype(np.int8)
+    return FioLogColumns(tab[:, 0].astype(np.float64), tab[:, 1].astype(np.float64), d,
+                         int(tab[:, 3].min()) if n else None, int(tab[:, 3].max()) if n else None,
+                         int(tab[:, 4].max()) if n and ncol >= 5 else None,
+                         np.bincount(d, minlength=4).astype(np.int64), blank)
 
 
 def iter_fio_log(path: str | Path, ncol: int, chunk_bytes: int = 32 << 20, threads: int | None = None):

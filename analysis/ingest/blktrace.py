@@ -199,18 +199,26 @@ def record_offsets(path: Path, buf: np.ndarray, order: str) -> np.ndarray:
         if nxt[b] > n:
             raise IngestError(path, f"truncated record: pdu_len {int(nxt[b] - at - HEADER)} runs past the end "
                                     f"of the file ({n} bytes)", offset=at)
+        if nxt[b] + HEADER > n:  # the next header is cut before its magic is whole: C's rule, header first
+            raise IngestError(path, f"truncated record: {n - int(nxt[b])} of {HEADER} header bytes before the "
+                                    "end of the file", offset=int(nxt[b]))
         raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) after the "
                                 f"record at byte {at}", offset=int(nxt[b]))
     return cand[on[:k]]
 
 
-@cache
 def _clib():
+    """The C record walker/gatherer (``_blkscan.c``) with its signatures, or None where it is switched off
+    (``CEPHQOS_NATIVE=0``) or cannot be built; then the numpy path does the same work."""
+    return _clib_configured() if _native.enabled() else None
+
+
+@cache
+def _clib_configured():
     """The C record walker/gatherer (``_blkscan.c``), or None where no C compiler is available (then
     the numpy path below does the same work, ~3x slower)."""
-    try:
-        lib = _native.load("_blkscan")
-    except _native.NativeBuildError:
+    lib = _native.library("_blkscan")
+    if lib is None:
         return None
     i64, p = ctypes.c_int64, ctypes.c_void_p
     lib.blk_chain.argtypes = [p, i64, ctypes.c_uint32, i64, p, i64, ctypes.POINTER(i64), ctypes.POINTER(i64)]

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._scan import PG_ANY, PG_PGID, PG_STATE, PgLines, pg_lines, pg_rows
+from ._scan import PG_ANY, PG_PGID, PG_STATE, PgLines, native, pg_lines, pg_rows
 from .base import SERIES_COLUMNS, IngestError, Parsed, cat, empty_frame, summary_frame, Label, Tidy
 
 KIND = "ceph-pg-timeline"
@@ -231,8 +231,10 @@ def lines_by_regex(data: bytes) -> PgLines:
     return PgLines(start, kind, pos)
 
 
-#: the line classifier :func:`_load` uses (C; tests switch to :func:`lines_by_regex`)
-_classify = pg_lines
+def _classify(data: bytes) -> PgLines:
+    """The line classifier :func:`_load` uses: the C pass, or :func:`lines_by_regex` where the C part is
+    off or not built (tests switch to it too)."""
+    return pg_lines(data) if native() else lines_by_regex(data)
 
 
 def _advance(path: Path, latest: dict[str, float], stream: str, t: float, ln: int) -> None:

@@ -44,6 +44,7 @@ from typing import Any
 
 import pandas as pd
 
+from . import _native
 from . import tables as tset
 from .tables import NO_CAMPAIGN, _stringish, read_dataset  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError, category_names
@@ -446,6 +447,7 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
             from .walk import _start_method
+            _native.prepare()  # built or given up once, here: forked workers inherit it
             with ProcessPoolExecutor(jobs, mp_context=mp.get_context(_start_method()), initializer=_pool_init) as pool:
                 try:
                     for w, r in zip(work, pool.map(_pool_batch, work)):

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _native
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, column, union_str_categoricals
 from .context import _Contexts, workload_context
 from .compress import compression
@@ -512,6 +513,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
         runs = _chunks(work, jobs)
         chunks = []
         from concurrent.futures.process import BrokenProcessPool
+        _native.prepare()  # built or given up once, here: forked workers inherit it
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
                                  initargs=(root, manifest, lenient)) as pool:
             try:
