@@ -138,6 +138,7 @@ lab: .venv/.installed
 BENCH_OUT ?= reports/bench.md
 bench: .venv/.installed .venv/.native tools
 	$(PY) bench/bench_scale.py --with-parsers --out $(BENCH_OUT) $(BENCH_ARGS)
+	$(PY) bench/bench_native.py --out $(dir $(BENCH_OUT))bench-native.md
 
 # --- capture: WPQ-vs-mClock campaigns on a throwaway local Ceph 16.2 cluster (root, Debian's ceph) ---
 # Not $(PY)-bound: the driver needs only PyYAML (Debian's /usr/bin/python3 when it has it), and the

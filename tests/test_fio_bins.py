@@ -3,7 +3,6 @@ to fio's rule applied row by row (:func:`percentiles_from_bins`, the plain refer
 
 import numpy as np
 import pytest
-from conftest import c_only
 
 from analysis.ingest.fio_bins import (NR_FIO3, coarse_bin_values, interval_percentiles,
                                       percentiles_from_bins)
@@ -59,10 +58,11 @@ def _as_scanned(counts: np.ndarray) -> np.ndarray:
     return tab[:n, 3:]
 
 
-@c_only
 @pytest.mark.parametrize("coarseness", [0, 3])
-def test_the_c_pass_equals_the_numpy_rule(coarseness):
-    from analysis.ingest._scan import hist_percentiles
+def test_the_numpy_rule_on_a_table_as_scanned(coarseness):
+    """The rule the reader uses (the C pass ``hist_percentiles`` was retired in issue 49: numpy was within
+    0.3 s over all 348 shipped histogram logs), on a column-major table as the scanner returns it: empty
+    intervals NaN, two single counts in bins 2 and 3 give bin 2 up to the median and bin 3 above."""
     rng = np.random.default_rng(11)
     values = coarse_bin_values(NR_FIO3, coarseness)
     counts = np.zeros((40, len(values)), dtype=np.int64)
@@ -73,23 +73,11 @@ def test_the_c_pass_equals_the_numpy_rule(coarseness):
     counts[12] = 0
     counts[12, [2, 3]] = [1, 1]
     qs = np.array([99.9, 50.0, 100.0, 1.0, 90.0])  # any order
-    pos, tot = hist_percentiles(_as_scanned(counts), qs)
-    got = np.where(pos >= 0, values[np.minimum(pos, len(values) - 1)], np.nan)
+    got = interval_percentiles(_as_scanned(counts), values, qs)
     np.testing.assert_array_equal(got, interval_percentiles(counts, values, qs))
-    np.testing.assert_array_equal(tot, counts.sum(axis=1))
-    assert (pos[[0, 9]] == -1).all() and pos[12].tolist() == [3, 2, 3, 2, 3]
-    one = hist_percentiles(counts[5:6].copy(), qs)  # one C-ordered row, as the per-direction totals are
-    np.testing.assert_array_equal(one[0], pos[5:6])
-
-
-@c_only
-def test_the_c_pass_names_the_first_negative_row_and_declines_huge_counts():
-    from analysis.ingest._scan import hist_percentiles
-    counts = np.ones((6, 64), dtype=np.int64)
-    counts[4, 10] = -1
-    counts[2, 50] = -3
-    assert hist_percentiles(_as_scanned(counts), QS) == 2
-    counts[[2, 4]] = 1
-    counts[3, 7] = 2**60  # totals past 2**53: the float64 rule decides
-    assert hist_percentiles(_as_scanned(counts), QS) is None
-    assert hist_percentiles(_as_scanned(counts).astype(np.float64), QS) is None
+    assert np.isnan(got[[0, 9]]).all()
+    np.testing.assert_array_equal(got[12], values[[3, 2, 3, 2, 3]])
+    for r in (5, 20):  # the first bin whose cumulative count reaches ceil(q/100 x N), row by row
+        c = np.cumsum(counts[r])
+        want = [values[np.searchsorted(c, np.ceil(q / 100 * c[-1]))] for q in qs]
+        np.testing.assert_array_equal(got[r], want)

@@ -330,48 +330,6 @@ int64_t pg_rows(const uint8_t *buf, int64_t n, int64_t nf, const int64_t *ftype,
     return row;
 }
 
-/* ---- fio histogram-log percentiles (analysis/ingest/fio_log.py, fio_bins.py) -----------------------
- *
- * counts: the (nrow intervals x nbin bins) int64 table, column-major (bin b of row r at
- * counts[b * stride + r]), as parse_rows writes it.  For each row: tot[r] = its count, and for each
- * percent qs[j] (ascending) pos[j * nrow + r] = the first bin whose running count reaches
- * qs[j] / 100 * tot[r] (fio's calc_clat_percentiles; nbin if none does); rows with no count keep
- * pos -1.  Two passes in memory order.  Returns 0; 1 + r when row r is the first with a negative count
- * (nothing else filled); -1 when a count is so large that totals could pass 2^53 (the float64
- * reference decides then). */
-int64_t hist_percentiles(const int64_t *counts, int64_t stride, int64_t nrow, int64_t nbin, const double *qs,
-                         int64_t nq, int64_t *pos, int64_t *tot, int64_t *cum, int64_t *next)
-{
-    int64_t bad = -1, hi = 0;
-    for (int64_t r = 0; r < nrow; r++) tot[r] = cum[r] = next[r] = 0;
-    for (int64_t b = 0; b < nbin; b++) {
-        const int64_t *c = counts + b * stride;
-        for (int64_t r = 0; r < nrow; r++) {
-            int64_t x = c[r];
-            if (x < 0) { if (bad < 0 || r < bad) bad = r; continue; }
-            if (x > hi) hi = x;
-            tot[r] += x;
-        }
-        if (hi > ((int64_t)1 << 53) / (nbin + 1)) return -1;
-    }
-    if (bad >= 0) return 1 + bad;
-    for (int64_t i = 0; i < nq * nrow; i++) pos[i] = -1;
-    for (int64_t r = 0; r < nrow; r++) if (tot[r] == 0) next[r] = nq;  /* nothing to find */
-    for (int64_t b = 0; b < nbin; b++) {
-        const int64_t *c = counts + b * stride;
-        for (int64_t r = 0; r < nrow; r++) {
-            if (next[r] >= nq) continue;
-            cum[r] += c[r];
-            while (next[r] < nq && (double)cum[r] >= qs[next[r]] / 100.0 * (double)tot[r]) {
-                pos[next[r] * nrow + r] = b;
-                next[r]++;
-            }
-        }
-    }
-    for (int64_t r = 0; r < nrow; r++)
-        for (int64_t j = next[r]; j < nq; j++) pos[j * nrow + r] = nbin;
-    return 0;
-}
 
 /* The lines of a cephqos-pg-timeline (ceph_timeline._load), split at '\n' as bytes.split does:
  * start[i] = first byte of line i, start[nlines] = n + 1 (line i ends at start[i + 1] - 1);

@@ -62,37 +62,7 @@ def _configured() -> ctypes.CDLL | None:
     lib.pg_rows.restype = _I64
     lib.pg_lines.argtypes = [ctypes.c_char_p, _I64, _I64, _P, _P, _P]
     lib.pg_lines.restype = _I64
-    lib.hist_percentiles.argtypes = [_P, _I64, _I64, _I64, _P, _I64, _P, _P, _P, _P]
-    lib.hist_percentiles.restype = _I64
     return lib
-
-
-def hist_percentiles(counts: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | int | None:
-    """``hist_percentiles`` in ``_cscan.c`` over an (intervals × bins) int64 count table whose columns are
-    contiguous (what :func:`read_int_table` returns): (positions (intervals × len(qs)): the bin index
-    of each percentile by fio's rule, -1 for an empty interval, ``bins`` when none reaches it; totals per
-    interval).  An int (0-based row) when that row is the first with a negative count; None when counts
-    are too large for exact integer sums (use :func:`.fio_bins.interval_percentiles`).  ``qs`` in percent,
-    any order.  None also where the C part is off (:func:`native`)."""
-    nrow, nbin = counts.shape
-    lib = _lib()
-    if lib is None or counts.dtype != np.int64 or (nrow > 1 and counts.strides[0] != 8) or nbin == 0:
-        return None
-    stride = counts.strides[1] // 8 if nbin > 1 else nrow
-    order = np.argsort(qs, kind="stable")
-    q = np.ascontiguousarray(np.asarray(qs, np.float64)[order])
-    pos = np.empty((len(q), nrow), np.int64)
-    tot = np.empty(nrow, np.int64)
-    scratch = np.empty((2, nrow), np.int64)
-    rc = lib.hist_percentiles(counts.ctypes.data, stride, nrow, nbin, q.ctypes.data, len(q), pos.ctypes.data,
-                                 tot.ctypes.data, scratch[0].ctypes.data, scratch[1].ctypes.data)
-    if rc < 0:
-        return None
-    if rc > 0:
-        return int(rc - 1)
-    out = np.empty((nrow, len(q)), np.int64)
-    out[:, order] = pos.T
-    return out, tot
 
 
 @dataclass

@@ -28,7 +28,7 @@ import pandas as pd
 
 from . import fio as fio_json
 from .fio_workload import for_job
-from ._scan import first_line_fields, hist_percentiles, read_fio_log, read_int_table
+from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
 from .discovery import context_kind
 from .base import (CBT_DERIVED_PREFIX, IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame,
@@ -402,17 +402,11 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     codes = tab[:, 1]
     ddir, present = _ddir_labels(path, codes)
     counts = tab[:, 3:]
-    fast = hist_percentiles(counts, LOG_QS)  # the C pass; the numpy rule when it declines
-    if isinstance(fast, int) or (fast is None and (counts < 0).any()):
-        row = fast if isinstance(fast, int) else int(np.flatnonzero((counts < 0).any(axis=1))[0])
-        raise IngestError(path, "histogram bin counts must be non-negative", line=row + 1)
-    if fast is None:
-        pct = interval_percentiles(counts, values, LOG_QS)
-        n = counts.sum(axis=1).astype(np.float64)
-    else:
-        pos, tot = fast
-        pct = np.where(pos >= 0, values[np.minimum(pos, len(values) - 1)], np.nan)
-        n = tot.astype(np.float64)
+    neg = (counts < 0).any(axis=1)
+    if neg.any():
+        raise IngestError(path, "histogram bin counts must be non-negative", line=int(np.flatnonzero(neg)[0]) + 1)
+    pct = interval_percentiles(counts, values, LOG_QS)
+    n = counts.sum(axis=1).astype(np.float64)
     series = series_metrics_frame(source, job, ddir, t_s,
                                   [(f"{ltype}_p{q:g}", "ns", pct[:, j]) for j, q in enumerate(LOG_QS)]
                                   + [(f"{ltype}_samples", "count", n)])
