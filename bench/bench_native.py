@@ -127,22 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                 and p.name.split("_")[-1].split(".")[0] in ("lat", "clat", "slat", "iops", "bw")]
         piece("fio log scanner (`parse_fio_log`)", f"shipped fio logs: {size(logs)}", _read_all(logs))
         hist = _files("*_hist.*.log.gz")
-        piece("histogram scanner + percentiles (`parse_rows`, `hist_percentiles`)",
+        piece("histogram scanner (`parse_rows`; percentiles in numpy since issue 49)",
               f"shipped histogram logs: {size(hist)}", _read_all(hist))
-        # hist_percentiles alone, against fio_bins.interval_percentiles, on those logs' count tables
-        from analysis.ingest.fio_bins import NR_FIO3, coarse_bin_values, interval_percentiles
-        from analysis.ingest.fio_log import LOG_QS
-        os.environ["CEPHQOS_NATIVE"] = "1"
-        tabs = [_scan.read_int_table(p.with_suffix(""), len(_scan.first_line_fields(d[:65536])), data=d)[:, 3:]
-                for p in hist for d in [gzip.decompress(p.read_bytes())]]
-        vals = [coarse_bin_values(NR_FIO3, {1856: 0, 464: 2, 116: 4}.get(t.shape[1], 0)) for t in tabs]
-        t0 = statistics.median(_once(lambda: [_scan.hist_percentiles(t, LOG_QS) for t in tabs]) for _ in range(a.repeat))
-        t1 = statistics.median(_once(lambda: [interval_percentiles(t, v, LOG_QS) for t, v in zip(tabs, vals)])
-                               for _ in range(a.repeat))
-        rows.append(["… `hist_percentiles` alone vs `fio_bins.interval_percentiles` (numpy)",
-                     f"{sum(len(t) for t in tabs):,} intervals × {tabs[0].shape[1]:,} bins", f"{t0:.3f}", f"{t1:.3f}",
-                     f"{t1 / t0:.2f}×", "(tested equal: tests/test_fio_bins.py)"])
-        print(" | ".join(rows[-1]), flush=True)
         tl = _files("timeline.jsonl.gz")
         piece("PG timeline (`pg_lines`, `pg_rows`)", f"shipped timelines: {size(tl)}", _read_all(tl))
         traces = _files("*.blktrace.gz")
