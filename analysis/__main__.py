@@ -110,8 +110,12 @@ def _manifest(args: argparse.Namespace) -> int:
 
 
 def _report(a: argparse.Namespace) -> int:
-    from .report import build_report
-    print(build_report(a.reports, a.figures, processed=a.processed))
+    from .report import MixedDataError, build_report
+    try:
+        print(build_report(a.reports, a.figures, processed=a.processed))
+    except MixedDataError as e:  # a page of one data set's sections beside another's: none is written
+        print(f"error: {e}; {Path(a.reports) / 'report.html'} not written", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -147,18 +151,20 @@ def _deps(a: argparse.Namespace) -> int:
 
 
 def _run_notebook(a: argparse.Namespace) -> int:
-    from .report import missing_campaigns, write_stub
+    from .report import dataset_record, missing_campaigns, record_dataset, write_stub
+    # the data set it runs on, read before it runs, goes into the executed notebook's metadata: the report
+    # refuses notebooks of different data sets (a stale one from an earlier DATA or PROC)
+    dataset = dataset_record(a.data, a.processed)
     missing = missing_campaigns(a.notebook, a.processed)
     if missing:
         print(f"{a.notebook}: no runs of {', '.join(missing)} in {a.data}: writing a stub section")
-        write_stub(a.notebook, missing, a.data, a.out)
+        write_stub(a.notebook, missing, a.data, a.out, dataset=dataset)
         return 0
     extra = [x for x in a.papermill_args if x != "--"]
     from papermill.cli import papermill as papermill_cli  # in this process: one interpreter start less
     for attempt in (1, 2):
         try:
             papermill_cli.main(args=[a.notebook, a.out, *extra], standalone_mode=False)
-            return 0
         except Exception as e:  # PapermillExecutionError and friends: the cell and traceback are printed above
             # two kernels started at once (make -j2) can pick the same free TCP port: jupyter_client's
             # ports are probed, then bound by the kernel; the loser dies before kernel_info — start it again
@@ -167,6 +173,8 @@ def _run_notebook(a: argparse.Namespace) -> int:
                 continue
             print(f"{a.notebook}: {type(e).__name__}: {e}", file=sys.stderr)
             return 1
+        record_dataset(a.out, dataset)  # papermill wrote a.out; the record is added by temp file and rename
+        return 0
     return 1
 
 

@@ -13,7 +13,9 @@ scroll inside their own box; inline PNGs become
 lossless WebP (:func:`lighter_images`); the page has its own small style sheet (:data:`REPORT_CSS`).  A table of
 contents links the sections.  When ``reports/claims.csv`` exists (``python -m analysis claims``), a section
 of the studies' claims with their verdicts comes first (:func:`claims_section`).  The page is written to a
-temp file and renamed into place.
+temp file and renamed into place.  Its header names the data set the notebooks ran on (each records it in
+its ``cephqos`` metadata, :func:`dataset_record`); notebooks of different data sets are refused
+(:func:`one_dataset`), so a stale section of another ``DATA`` or ``PROC`` never ends up in the page.
 """
 
 from __future__ import annotations
@@ -448,12 +450,100 @@ def dataset_section(processed: str | Path) -> str:
     return (f"<section id='data-set'><h2>The data set</h2><p>{line1}<br>{line2}<br>{line3}</p></section>")
 
 
+#: the key of an executed notebook's metadata recording the data set it ran on (``python -m analysis
+#: run-notebook``): ``data``, ``processed`` (absolute paths), ``tables_sha256`` (of ``<processed>/tables.json``
+#: when it ran, ``"(missing)"`` without one) and ``tables_written`` (that file's ``written`` field)
+DATASET_KEY = "cephqos"
+#: what identifies a data set: two notebooks that differ in any of these come from different data
+DATASET_FIELDS = ("data", "processed", "tables_sha256")
+
+
+class MixedDataError(ValueError):
+    """The executed notebooks of one report folder were run on different data sets (or on another data set
+    than ``--processed`` holds): a report made of them would show the wrong data."""
+
+
+def dataset_record(data: str | Path, processed: str | Path) -> dict:
+    """The ``cephqos`` metadata of a notebook run on ``data`` ingested into ``processed`` (read now)."""
+    tables = Path(processed) / "tables.json"
+    written = None
+    try:
+        written = json.loads(tables.read_text(encoding="utf-8")).get("written")
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {"data": os.path.abspath(data), "processed": os.path.abspath(processed),
+            "tables_sha256": _sha256(tables), "tables_written": written}
+
+
+def record_dataset(notebook: str | Path, record: dict) -> Path:
+    """Add ``record`` (:func:`dataset_record`) to an executed notebook's metadata under :data:`DATASET_KEY`;
+    written to a temp file and renamed over it (never half-written)."""
+    import nbformat
+
+    path = Path(notebook)
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata[DATASET_KEY] = dict(record)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        nbformat.write(nb, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _dataset_key(record: dict | None) -> tuple | None:
+    return tuple(record.get(k) for k in DATASET_FIELDS) if record else None
+
+
+def describe_dataset(record: dict | None) -> str:
+    """One data set in words: ``<data> → <processed> (tables.json sha256 <12 hex>)``, or "(not recorded)"."""
+    if not record:
+        return "(not recorded)"
+    return (f"{record.get('data')} → {record.get('processed')} "
+            f"(tables.json sha256 {str(record.get('tables_sha256'))[:12]})")
+
+
+def one_dataset(records: list[tuple[str, dict | None]], processed: str | Path | None = None) -> dict | None:
+    """The data set every executed notebook (``(name, its cephqos metadata or None)``) was run on; None when
+    none recorded one.  Raises :class:`MixedDataError` naming two notebooks and their data sets when they
+    differ (a notebook without the record counts as "(not recorded)": mixed with recorded ones is refused),
+    or when ``processed``'s ``tables.json`` is not the one the notebooks read."""
+    first_name, first = records[0]
+    for name, rec in records[1:]:
+        if _dataset_key(rec) != _dataset_key(first):
+            raise MixedDataError(
+                f"the executed notebooks come from different data sets: {first_name} from "
+                f"{describe_dataset(first)}, {name} from {describe_dataset(rec)}; run `make report` again "
+                f"(DATA=... PROC=...) so that every notebook re-runs on one data set")
+    if first and processed is not None:
+        sha = _sha256(Path(processed) / "tables.json")
+        if sha != first.get("tables_sha256"):
+            raise MixedDataError(
+                f"--processed {processed} holds tables.json sha256 {sha[:12]}, but the executed notebooks "
+                f"(e.g. {first_name}) ran on {describe_dataset(first)}; run `make report` again")
+    return first
+
+
+def dataset_line(record: dict | None) -> str:
+    """The report's header line naming the data it shows (HTML)."""
+    if not record:
+        return ("<p class='dataset-line'>Data: not recorded (the notebooks were executed without "
+                "<code>python -m analysis run-notebook</code>)</p>")
+    written = f", written {html.escape(str(record['tables_written']))}" if record.get("tables_written") else ""
+    return (f"<p class='dataset-line'>Data: <code>{html.escape(str(record.get('data')))}</code> → "
+            f"<code>{html.escape(str(record.get('processed')))}</code> (tables.json sha256 "
+            f"{html.escape(str(record.get('tables_sha256'))[:12])}{written})</p>")
+
+
 def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = "figures",
                  out: str | Path | None = None, published: str | Path | None = None,
                  processed: str | Path | None = None) -> Path:
     """Assemble ``<reports_dir>/report.html`` from ``<reports_dir>/NN-*.ipynb`` (the papermill outputs).
 
-    Raises FileNotFoundError when no executed notebook is there (run ``make report``)."""
+    Raises FileNotFoundError when no executed notebook is there (run ``make report``), and
+    :class:`MixedDataError` (nothing written) when the notebooks' recorded data sets differ, or differ from
+    ``processed``'s tables (:func:`one_dataset`); the header names the data set the page shows."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -469,8 +559,9 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     toc, sections = [], []
     n_plotly = 0
     anchors: set[str] = set()
-    for path in books:
-        nb = nbformat.read(path, as_version=4)
+    nbs = [nbformat.read(path, as_version=4) for path in books]
+    dataset = one_dataset([(str(path), nb.metadata.get(DATASET_KEY)) for path, nb in zip(books, nbs)], processed)
+    for path, nb in zip(books, nbs):
         name = path.stem
         title = _title(nb)
         pm = nb.metadata.get("papermill", {})
@@ -508,7 +599,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     head = "<head><meta charset='utf-8'><meta name='viewport' content='width=device-width'>" \
            "<title>cephqos-lab report</title></head>"
     page = (f"<!DOCTYPE html><html>{head.replace('</head>', style + '</head>')}<body class='jp-Notebook'>"
-            f"<nav><h1>cephqos-lab report</h1><ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
+            f"<nav><h1>cephqos-lab report</h1>{dataset_line(dataset)}<ol>{''.join(toc)}</ol></nav>{''.join(sections)}</body></html>")
     page = lighter_images(page)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     tmp.write_text(page, encoding="utf-8")
@@ -531,7 +622,7 @@ REPORT_CSS = (
     "padding:2px 6px;text-align:right}.rendered_html th{background:#f4f4f4}"
     "section{border-top:3px solid #888;margin-top:2em}table.meta{font-size:85%}"
     "table.meta td,table.meta th{border:1px solid #ccc;padding:2px 6px;text-align:left}"
-    "nav{background:#f6f6f6;padding:.5em 1em}details{margin:.3em 0}summary{cursor:pointer}"
+    "nav{background:#f6f6f6;padding:.5em 1em}nav h1{display:inline-block;margin-right:.8em}.dataset-line{display:inline-block;margin:0}details{margin:.3em 0}summary{cursor:pointer}"
     "details.long-output pre{max-height:40em;overflow:auto}.report-plotly{max-width:100%}"
     # tables of analysis.tables_html.show_table: a box as wide as the page that scrolls, the table inside at
     # its own width, one text line per row (as the text tables were), the header kept in view when it scrolls
@@ -705,10 +796,11 @@ def missing_campaigns(notebook: str | Path, processed: str | Path) -> list[str]:
     return [c for c in need if c not in have]
 
 
-def write_stub(notebook: str | Path, missing: list[str], data_dir: str, out: str | Path) -> Path:
+def write_stub(notebook: str | Path, missing: list[str], data_dir: str, out: str | Path,
+               dataset: dict | None = None) -> Path:
     """An executed-notebook stand-in for a section whose data is absent: the notebook's title and a
     sentence saying which campaigns ``data_dir`` lacks (``make report DATA=...`` renders it instead of
-    failing)."""
+    failing); ``dataset`` (:func:`dataset_record`) is recorded in its metadata as for an executed one."""
     import nbformat
 
     nb = nbformat.read(notebook, as_version=4)
@@ -720,6 +812,8 @@ def write_stub(notebook: str | Path, missing: list[str], data_dir: str, out: str
           f" pass other campaign names with papermill `-p`.")])
     stub.metadata["papermill"] = {"parameters": {"data_dir": data_dir}, "default_parameters": {},
                                   "duration": 0.0, "start_time": "", "stub": True}
+    if dataset is not None:
+        stub.metadata[DATASET_KEY] = dict(dataset)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     nbformat.write(stub, tmp)

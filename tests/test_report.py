@@ -81,6 +81,7 @@ def test_a_section_without_its_data_becomes_a_stub_not_a_failure(tmp_path):
     assert stub.cells[0].source.startswith("# 99 · A study\n\n**Nothing to show for this section:** `/my/data` "
                                            "has no runs of `r-1`, `b-1`")
     assert stub.metadata["papermill"]["stub"] is True
+    assert stub.metadata["cephqos"]["data"] == "/my/data" and stub.metadata["cephqos"]["processed"] == str(proc)
 
 
 def _study(path, params: str, prose: str = "") -> None:
@@ -365,6 +366,9 @@ def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp
 def test_run_notebook_starts_a_kernel_again_when_it_lost_a_port_race(tmp_path, monkeypatch, capsys):
     """make -j2 starts two kernels at once; one can die before kernel_info (ZMQ: address already in use).
     run-notebook starts it once more; any other failure, or a second death, is exit 1."""
+    import os
+    import shutil
+
     import pandas as pd
     from papermill.cli import papermill as papermill_cli
 
@@ -382,11 +386,15 @@ def test_run_notebook_starts_a_kernel_again_when_it_lost_a_port_race(tmp_path, m
             calls.append(args)
             if errors:
                 raise errors.pop(0)
+            shutil.copy(args[0], args[1])  # papermill writes its output notebook
         return run
     args = ["run-notebook", "--data", "d", "--processed", str(proc), str(path), str(tmp_path / "o.ipynb")]
     monkeypatch.setattr(papermill_cli, "main", flaky([RuntimeError("Kernel died before replying to kernel_info")]))
     assert main(args) == 0 and len(calls) == 2
     assert "starting it once more" in capsys.readouterr().err
+    rec = nbformat.read(tmp_path / "o.ipynb", as_version=4).metadata["cephqos"]  # the data set it ran on
+    assert rec == {"data": os.path.abspath("d"), "processed": str(proc), "tables_sha256": "(missing)",
+                   "tables_written": None}
     calls.clear()
     monkeypatch.setattr(papermill_cli, "main", flaky([RuntimeError("Kernel died before replying to kernel_info")] * 2))
     assert main(args) == 1 and len(calls) == 2
