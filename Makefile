@@ -88,8 +88,21 @@ NB_PARAMS_30-qos-snaptrim-recovery := -p study part1
 NB_PARAMS_31-qos-scrub := -p study part2
 # figures_dir only when FIGURES is not the notebooks' default (00-ingest has no such parameter)
 NB_FIGURES := $(if $(filter-out figures,$(FIGURES)),-p figures_dir "$(abspath $(FIGURES))")
+# The data set the notebooks of $(REPORTS) are run on: DATA, PROC and the SHA-256 of PROC's tables.json
+# (which every ingest rewrites).  Checked on every make (FORCE), rewritten only when it changes, like
+# data-dir.txt: switching DATA or PROC, or a re-ingest, re-runs every notebook of $(REPORTS); otherwise
+# notebooks made from another data set (newer than this PROC's stamps) would be kept.  Re-run, not an output
+# folder per data set: $(REPORTS) and $(FIGURES) are shared outputs (figures/*.png would still hold the other
+# data's figures); to keep two reports side by side pass REPORTS= and FIGURES=.  Each executed notebook
+# also records its data set (metadata "cephqos") and `analysis report` refuses notebooks of different ones.
+$(REPORTS)/dataset.txt: FORCE
+	@mkdir -p $(REPORTS); tmp="$(REPORTS)/.dataset.txt.tmp-$$$$"; \
+	  { echo "data=$(abspath $(DATA))"; echo "processed=$(abspath $(PROC))"; \
+	    echo "tables_sha256=$$(if [ -f "$(PROC)/tables.json" ]; then sha256sum < "$(PROC)/tables.json" | cut -d' ' -f1; \
+	      else echo '(missing)'; fi)"; } > "$$tmp" && \
+	  if cmp -s "$$tmp" $@; then rm -f "$$tmp"; else mv "$$tmp" $@; fi
 .SECONDEXPANSION:
-$(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY)
+$(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY) $(REPORTS)/dataset.txt
 	@mkdir -p $(REPORTS)
 	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
 	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
@@ -286,4 +299,4 @@ capture-rados-block:
 	@echo "capture-rados-block: now refresh the manifest with make manifest (as the repository's owner)"
 
 clean:
-	rm -rf $(PROC)/*.parquet $(PROC)/tables.json $(PROC)/summary $(PROC)/series $(PROC)/blk_requests $(PROC)/campaigns $(PROC)/notebooks.mk $(PROC)/data-dir.txt reports/*.html reports/*.ipynb figures/*.png figures/*.svg
+	rm -rf $(PROC)/*.parquet $(PROC)/tables.json $(PROC)/summary $(PROC)/series $(PROC)/blk_requests $(PROC)/campaigns $(PROC)/notebooks.mk $(PROC)/data-dir.txt reports/*.html reports/*.ipynb reports/dataset.txt figures/*.png figures/*.svg
