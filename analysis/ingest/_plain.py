@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from ._scan import ERR_CHAR, ERR_COLS, ERR_DDIR, ERR_LONG, scan_error
+from ._scanerr import ERR_CHAR, ERR_COLS, ERR_DDIR, ERR_LONG, scan_error
 
 #: byte classes: 0 outside the grammar, 1 digit, 2 '-', ',' or ' ', 3 '\r', 4 '\n'
 _CLASS = np.zeros(256, np.uint8)

@@ -24,10 +24,10 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from . import _native
-from .base import IngestError, line_of_offset
+from ._scanerr import scan_error
+from .base import IngestError
 
 T = TypeVar("T")
-ERR_CHAR, ERR_COLS, ERR_LONG, ERR_ROWS, ERR_DDIR = 1, 2, 3, 4, 5  # as in _cscan.c
 #: files smaller than this are parsed on one thread (tests lower it to exercise the chunking)
 CHUNK_MIN_BYTES = 8 << 20
 #: threads per large file (None: one per core, at most 8); a Dask worker sets 1, the cluster being the parallelism
@@ -265,22 +265,6 @@ def _drive(path: Path, buf: np.ndarray, ncol: int, threads: int | None,
         compact(row0, n, rows)
         n += rows
     return n
-
-
-def scan_error(path: Path, buf: np.ndarray, ncol: int, err: int, code: int) -> IngestError:
-    """The error for bad input at byte ``err`` of ``buf`` (``code``: ``ERR_*`` as in ``_cscan.c``), with its
-    1-based line and the text before it; the C scanner and the plain path (:mod:`._plain`) say the same."""
-    size = len(buf)
-    line = line_of_offset(bytes(buf[:err]), err)
-    text = bytes(buf[max(0, err - 40):err]).split(b"\n")[-1]
-    if err < size and buf[err] not in (10, 13):
-        text += bytes(buf[err:err + 1])
-    what = {ERR_COLS: f"expected {ncol} comma-separated integers per line",
-            ERR_LONG: "integer longer than 18 digits (not a count fio could have written)",
-            ERR_ROWS: "more rows than the line-length bound allows (internal error)",
-            ERR_DDIR: "data direction must be 0-3 (read/write/trim/sync)",
-            ERR_CHAR: "expected an integer, ',' or end of line"}[code]
-    return IngestError(path, f"{what} (near {text[-30:]!r})", line=line)
 
 
 def read_int_table(path: str | Path, ncol: int, threads: int | None = None,
