@@ -616,7 +616,7 @@ REPORT_CSS = (
     "code,pre{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:12.5px}"
     "pre{max-width:100%;overflow-x:auto;margin:.3em 0;line-height:1.2}"
     ".prompt,.anchor-link{display:none}.output_area{margin:.2em 0}"
-    "img{max-width:100%;max-height:70vh;width:auto;height:auto}table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse}"
+    "img{max-width:100%;max-height:66vh;width:auto;height:auto}table{display:block;max-width:100%;overflow-x:auto;border-collapse:collapse}"
     ".rendered_html table,table.dataframe{font-size:12.5px}"
     ".rendered_html td,.rendered_html th,table.dataframe td,table.dataframe th{border:1px solid #ddd;"
     "padding:2px 6px;text-align:right}.rendered_html th{background:#f4f4f4}"
