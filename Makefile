@@ -134,9 +134,9 @@ report-pdf: report
 # the notebooks read the processed tables (never raw data behind their back): `data` builds them once
 # then the reader and ingest tests once more with the C part off (CEPHQOS_NATIVE=0): the plain path gives the
 # same tables and errors (tests of the C part itself skip there)
-READER_TESTS := $(addprefix tests/test_,any_data base blktrace blktrace_stream cbt_archive ceph_timeline compress \
+READER_TESTS := $(addsuffix .py,$(addprefix tests/test_,any_data base blktrace blktrace_stream cbt_archive ceph_timeline compress \
   damage fio_bins fio_grid fio_json fio_log fio_log_stream fio_workload fuzz getput ingest_faults keys native \
-  radosbench radosbench_conformance scale scan sysutil sysutil_fast tables validate walk).py
+  radosbench radosbench_conformance scale scan sysutil sysutil_fast tables validate walk))
 test: .venv/.installed .venv/.native tools data
 	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb notebooks/50-rgw.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 	CEPHQOS_NATIVE=0 $(PY) -m pytest -q -p no:cacheprovider $(READER_TESTS)

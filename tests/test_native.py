@@ -99,3 +99,23 @@ def test_the_switch_selects_the_path(monkeypatch):
     if _native._library("_cscan") is None:
         pytest.skip("no C compiler here")
     assert _scan.native() and blktrace._clib() is not None
+
+
+def test_make_test_runs_the_reader_tests_again_without_c():
+    """`make test`'s second pass (CEPHQOS_NATIVE=0) names files that exist, covering every reader's test:
+    a typo there had made the pass fail with 'file not found' instead of running.  The definition is
+    evaluated by make alone (not the whole Makefile, whose included rules could start an ingest)."""
+    text = (ROOT / "Makefile").read_text()
+    start = text.index("READER_TESTS :=")
+    end = start
+    while text[end:text.index("\n", end)].endswith("\\"):
+        end = text.index("\n", end) + 1
+    definition = text[start:text.index("\n", end)]
+    out = subprocess.run(["make", "-s", "-f", "-", "show"], input=definition + "\nshow:\n\t@echo $(READER_TESTS)\n",
+                         capture_output=True, text=True, check=True).stdout
+    files = out.split()
+    assert len(files) >= 20 and [f for f in files if not (ROOT / f).is_file()] == []
+    assert {"tests/test_fio_log.py", "tests/test_blktrace.py", "tests/test_ceph_timeline.py",
+            "tests/test_radosbench.py", "tests/test_fio_bins.py", "tests/test_native.py"} <= set(files)
+    recipe = text.split("\ntest: ", 1)[1].split("\n\n", 1)[0]
+    assert "CEPHQOS_NATIVE=0" in recipe and "$(READER_TESTS)" in recipe
