@@ -569,7 +569,10 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         meta = [(k, html.escape(json.dumps(v))) for k, v in sorted(params.items())]
         meta += [("data read", _data_read(params, nb, published)),
                  ("ran", f"{html.escape(str(pm.get('start_time', '')))}, {pm.get('duration', 0):.1f} s")]
-        own = [] if pm.get("stub") else [f for f in figs if figure_source(f)[1] == name]  # stale files stay out
+        # the figures this execution drew (show() tags each output with its id), not every file in figures/
+        # whose id names this notebook: another data set's figures stay on disk until overwritten
+        drawn = {o.get("metadata", {}).get("figure_id") for c in nb.cells for o in c.get("outputs", [])}
+        own = [] if pm.get("stub") else [f for f in figs if f in drawn and figure_source(f)[1] == name]
         frows = [(f, f"<code>{figure_source(f)[0]}</code> · <a href='{rel_fig}/{f}.png'>PNG</a> · "
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
         n_plotly += _plotly_to_html(nb, name)

@@ -9,10 +9,13 @@ from analysis.report import build_report, figure_source
 from conftest import ROOT
 
 
-def executed(title: str, params: dict, text: str) -> nbformat.NotebookNode:
+def executed(title: str, params: dict, text: str, drew: tuple[str, ...] = ()) -> nbformat.NotebookNode:
+    """A hand-made executed notebook; ``drew``: figure ids its outputs carry, as analysis.figures.show tags them."""
+    shown = [nbformat.v4.new_output("display_data", data={"text/plain": "<Figure>"}, metadata={"figure_id": f})
+             for f in drew]
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell(f"# {title}\n\nprose"),
-        nbformat.v4.new_code_cell("print('x')", outputs=[nbformat.v4.new_output("stream", name="stdout", text=text)])])
+        nbformat.v4.new_code_cell("print('x')", outputs=[nbformat.v4.new_output("stream", name="stdout", text=text), *shown])])
     nb.metadata["papermill"] = {"parameters": params, "default_parameters": {"alpha": 0.05},
                                 "start_time": "2026-11-22T22:00:00", "duration": 1.5}
     return nb
@@ -22,10 +25,12 @@ def test_report_has_toc_parameters_manifest_and_figure_index(tmp_path):
     reports, figures, data = tmp_path / "reports", tmp_path / "figures", tmp_path / "raw"
     reports.mkdir(), figures.mkdir(), data.mkdir()
     (data / "MANIFEST.sha256").write_text("a  x\nb  y\n")
-    nbformat.write(executed("20 · IO schedulers", {"data_dir": str(data)}, "table-20"), reports / "20-io-schedulers.ipynb")
-    nbformat.write(executed("10 · Consistency", {"data_dir": str(data), "alpha": 0.01}, "table-10"),
-                   reports / "10-consistency.ipynb")
-    for f in ("iosched-scatter-c-write", "consistency-repeats-needed", "something-else"):
+    nbformat.write(executed("20 · IO schedulers", {"data_dir": str(data)}, "table-20", ("iosched-scatter-c-write",)),
+                   reports / "20-io-schedulers.ipynb")
+    nbformat.write(executed("10 · Consistency", {"data_dir": str(data), "alpha": 0.01}, "table-10",
+                            ("consistency-repeats-needed", "something-else")), reports / "10-consistency.ipynb")
+    # consistency-order-drift: a file of this notebook's, left by a run on other data; this run did not draw it
+    for f in ("iosched-scatter-c-write", "consistency-repeats-needed", "something-else", "consistency-order-drift"):
         (figures / f"{f}.png").write_bytes(b"png")
     page = build_report(reports, figures).read_text()
     assert page.index("#10-consistency") < page.index("#20-io-schedulers")          # TOC in notebook order
@@ -38,6 +43,7 @@ def test_report_has_toc_parameters_manifest_and_figure_index(tmp_path):
     assert "analysis.figures.consistency.repeats_needed_curve" in s10
     assert "href='../figures/consistency-repeats-needed.svg'" in s10
     assert "something-else" not in page                                          # no known source: not indexed
+    assert "consistency-order-drift" not in page                                 # not drawn by this run
     assert page.count("<title>") == 1 and "<title>cephqos-lab report</title>" in page   # not "Notebook"
     import re
     assert "cdnjs" not in page and not re.search(r"<script[^>]*src=[\"']https?:", page)  # nothing from a CDN
