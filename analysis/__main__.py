@@ -424,6 +424,8 @@ def _cbt_pilot(a: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .speedups import skip_iri_grammar
+    skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
     ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("ingest", help="read every benchmark output below DIR (or the one file DIR) into Parquet tables")

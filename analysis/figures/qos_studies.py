@@ -297,6 +297,8 @@ def draw_plotly(spec: Spec | str, source: str, published: pd.DataFrame | None = 
                 runs: pd.DataFrame | None = None):
     """Interactive (plotly) version of a bar figure, from the same :func:`bar_data` as :func:`draw`
     (hover shows how each value was obtained).  Time-series kinds and impossible versions: None."""
+    from ..speedups import skip_iri_grammar
+    skip_iri_grammar()  # the caller's fig.show() imports nbformat's validator
     import plotly.graph_objects as go
 
     spec = BY_ID[spec] if isinstance(spec, str) else spec
