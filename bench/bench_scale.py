@@ -330,12 +330,12 @@ def _manifest_digest(raw: Path) -> str:
 
 def walked_files(root: Path) -> int:
     """Files below ``root`` that ``ingest`` walks: not under a folder it keeps but does not read
-    (``discovery.NOT_INGESTED``: ``_superseded``) or skips (``discovery._SKIP_DIRS``)."""
+    (``discovery.NOT_INGESTED``: ``_superseded``) or skips (``discovery.SKIP_DIRS``)."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from analysis.ingest.discovery import _SKIP_DIRS, NOT_INGESTED
+    from analysis.ingest.discovery import SKIP_DIRS, NOT_INGESTED
     return sum(len(fns) for dp, _, fns in os.walk(root)
-               if not (set(Path(dp).relative_to(root).parts) & (NOT_INGESTED | _SKIP_DIRS)))
+               if not (set(Path(dp).relative_to(root).parts) & (NOT_INGESTED | SKIP_DIRS)))
 
 
 def _tree_stats(root: Path) -> tuple[int, int]:

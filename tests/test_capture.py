@@ -625,15 +625,15 @@ def test_a_campaign_file_may_only_raise_repeats_between_sittings(tmp_path, monke
     root = tmp_path / "out" / "t"
     camp = tmp_path / "c.yaml"
     camp.write_text(yaml.safe_dump(doc))
-    cli._freeze_campaign_file(camp, root)
+    cli.freeze_campaign_file(camp, root)
     first = (root / "campaign.yaml").read_bytes()
     camp.write_text(yaml.safe_dump(more))
-    cli._freeze_campaign_file(camp, root)
+    cli.freeze_campaign_file(camp, root)
     assert (root / "campaign.yaml").read_bytes() == camp.read_bytes()
     assert (root / f"campaign-{hashlib.sha256(first).hexdigest()[:12]}.yaml").read_bytes() == first
     camp.write_text(yaml.safe_dump({**more, "seed": 8}))
     with pytest.raises(cp.CampaignError, match="differs"):
-        cli._freeze_campaign_file(camp, root)
+        cli.freeze_campaign_file(camp, root)
 
 
 def test_cmd_run_with_everything_done_needs_no_cluster(tmp_path, monkeypatch, capsys):

@@ -283,7 +283,7 @@ def test_n_per_arm_is_solve_powers_root_rounded_up_for_all_effect_sizes_at_once(
 
     from statsmodels.stats.power import TTestIndPower
     d = np.r_[np.geomspace(0.02, 40.0, 60), 3e4, 0.0, np.nan, -0.5]
-    got = c._n_per_arm(d, 0.05, 0.8)
+    got = c.n_per_arm(d, 0.05, 0.8)
     s = TTestIndPower()
     for e, n in zip(d, got):
         if not np.isfinite(e) or e == 0:

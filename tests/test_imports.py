@@ -53,3 +53,41 @@ def test_the_ingest_package_has_no_import_cycle():
 
 def test_the_cycle_finder_finds_one():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def _private_imports() -> list[str]:
+    """``from <project module> import _name`` where ``_name`` is not itself a module (issue 50)."""
+    found = []
+    for top in ("analysis", "capture", "bench"):
+        for p in (ROOT / top).rglob("*.py"):
+            for node in ast.walk(ast.parse(p.read_text())):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                mod = node.module or ""
+                if node.level == 0 and mod.split(".")[0] not in ("analysis", "capture", "bench"):
+                    continue
+                base = p.parent
+                for _ in range(max(node.level - 1, 0)):
+                    base = base.parent
+                where = (base if node.level else ROOT) / mod.replace(".", "/")
+                found += [f"{p.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")
+                          and not (where / f"{a.name}.py").is_file()]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_module():
+    assert _private_imports() == []
+
+
+def test_the_private_import_check_sees_one(tmp_path, monkeypatch):
+    import sys
+    mod = sys.modules[__name__]
+    fake = tmp_path / "analysis"
+    (fake / "stats").mkdir(parents=True)
+    (fake / "stats" / "x.py").write_text("from .consistency import _hidden\nfrom . import _native_module\n")
+    (fake / "stats" / "_native_module.py").write_text("")
+    for top in ("capture", "bench"):
+        (tmp_path / top).mkdir()
+    monkeypatch.setattr(mod, "ROOT", tmp_path)
+    assert _private_imports() == ["analysis/stats/x.py:1 _hidden"]

@@ -57,7 +57,7 @@ def test_a_worker_killed_by_a_signal_ends_the_ingest_at_once_naming_the_files_no
             os.kill(os.getpid(), signal.SIGKILL)   # what the OOM killer does
         return real(p, *a, **kw)
     monkeypatch.setattr(walk, "ingest_file", deadly)
-    monkeypatch.setattr(walk, "_start_method", lambda: "fork")   # the workers inherit the patched reader
+    monkeypatch.setattr(walk, "start_method", lambda: "fork")   # the workers inherit the patched reader
     t = time.monotonic()
     with pytest.raises(walk.WorkerDied) as e:
         walk.ingest(root, progress=False, jobs=2)
@@ -85,7 +85,7 @@ def test_the_cli_exits_4_on_a_dead_worker_and_keeps_the_previous_tables(tmp_path
                 os.kill(os.getpid(), signal.SIGKILL)
             return real(p, *a, **kw)
         walk.ingest_file = deadly
-        walk._start_method = lambda: "fork"
+        walk.start_method = lambda: "fork"
         from analysis.__main__ import main
         sys.exit(main(["ingest", {str(root)!r}, "--out", {str(out)!r}, "--jobs", "2", "--no-progress"]))
     """)
@@ -109,7 +109,7 @@ def test_killing_the_ingest_ends_its_workers(tmp_path):
             time.sleep(30)
             return real(p, *a, **kw)
         walk.ingest_file = slow
-        walk._start_method = lambda: {method!r}
+        walk.start_method = lambda: {method!r}
         print("ready", flush=True)
         walk.ingest({str(root)!r}, progress=False, jobs=2)
     """)

@@ -279,9 +279,9 @@ def test_jobs_start_clean_workers_when_other_threads_run(tmp_path, monkeypatch):
     assert asked == ["forkserver"]
     from analysis.ingest import walk
     monkeypatch.setattr(threading, "active_count", lambda: 1)    # alone (a full test run may have others)
-    assert walk._start_method() == "fork"
+    assert walk.start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    assert walk._start_method() == "forkserver"
+    assert walk.start_method() == "forkserver"
 
 
 def test_a_campaign_key_that_is_a_path_fails_its_run_json_and_writes_nothing_outside(tmp_path):

@@ -218,7 +218,7 @@ def cbt_settings_context(path: Path) -> dict[str, Any]:
     return ctx
 
 
-class _Contexts:
+class Contexts:
     """Per-directory run context, inherited by sub-directories (nearest file wins per key)."""
 
     def __init__(self, root: Path):

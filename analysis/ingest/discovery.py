@@ -29,7 +29,7 @@ MANIFEST = "MANIFEST.sha256"
 CAPTURE_AUX_PREFIX = "sitting-"  # one per capture sitting: what ran, was redone or failed
 #: the capture's own files stored decompressed (``gunzip -r`` on an archive: ``cbt.log.gz`` → ``cbt.log``)
 _CAPTURE_AUX_PLAIN = {n.removesuffix(".gz") for n in CAPTURE_AUX}
-_SKIP_DIRS = {"_inprogress", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
+SKIP_DIRS = {"_inprogress", ".git", "__pycache__", ".ipynb_checkpoints", ".venv"}
 #: raw data kept and checksummed (in the manifest) but not ingested: ``_superseded`` holds the finished runs
 #: of a capture block that a sitting's end split, run again whole (``capture.ceph.campaign.SUPERSEDED``)
 NOT_INGESTED = {"_superseded"}
@@ -74,7 +74,7 @@ def context_kind(p: Path, rel: str) -> str | None:
 def iter_files(root: Path, ingested: bool = True) -> Iterator[Path]:
     """Every file below ``root`` in walk order, less staging and hidden folders, and with ``ingested``
     less :data:`NOT_INGESTED` (the manifest lists those too)."""
-    skip = _SKIP_DIRS | NOT_INGESTED if ingested else _SKIP_DIRS
+    skip = SKIP_DIRS | NOT_INGESTED if ingested else SKIP_DIRS
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith("."))
         for fn in sorted(filenames):

@@ -42,7 +42,7 @@ STREAMING = True  # parse() reads the file itself (memory-mapped)
 STREAM_MIN_BYTES = 256 << 20
 
 DDIR_NAMES = np.array(["read", "write", "trim", "sync"], dtype=object)
-_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<type>clat_hist|lat_hist|slat|clat|lat|bw|iops)"
+LOG_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<type>clat_hist|lat_hist|slat|clat|lat|bw|iops)"
                    r"(?:\.(?P<job>\d+))?(?:\.[A-Za-z0-9_-]+)*?(?:\.log)?(?:\.gz|\.xz|\.bz2)?$")
 LOG_QS = np.array([50.0, 90.0, 95.0, 99.0, 99.9])
 EPOCH_MS_MIN = 10**11  # a log time above this is Unix epoch ms (log_unix_epoch), not ms since start
@@ -61,7 +61,7 @@ def sniff(head: bytes) -> str | None:
 
 
 def _log_name(path: Path) -> dict[str, Any]:
-    m = _NAME.match(path.name)
+    m = LOG_NAME.match(path.name)
     if not m:
         return {"prefix": None, "type": None, "job_index": None}
     return {"prefix": m["prefix"], "type": m["type"],

@@ -46,9 +46,9 @@ import pandas as pd
 
 from . import _native
 from . import tables as tset
-from .tables import NO_CAMPAIGN, _stringish, read_dataset  # noqa: F401 (read_dataset: re-exported)
+from .tables import NO_CAMPAIGN, read_dataset, stringish  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError, category_names
-from .context import _Contexts
+from .context import Contexts
 from .discovery import NOT_INGESTED, iter_files
 from .manifest import load_manifest
 from .tables import OPTIONAL as OPTIONAL_TABLES
@@ -146,7 +146,7 @@ class _PartWriter:
         import pyarrow as pa
         t = pa.Table.from_pandas(df, preserve_index=False)
         if self.writer is None:
-            self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if _stringish(f.type)
+            self.schema = pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if stringish(f.type)
                                      else f for f in t.schema])
         self.write_arrow(t.cast(self.schema, safe=False).replace_schema_metadata(None))
 
@@ -293,7 +293,7 @@ def run_batch(root: str, rels: list[str], tmp_out: str, batch: int,
 
 def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
                manifest: dict[str, str] | None, lenient: bool = False, split: bool = True) -> dict[str, Any]:
-    contexts = _Contexts(rootp)
+    contexts = Contexts(rootp)
     sinks: list[_PartSink] = []
 
     def sink_for(keys: dict[str, Any]) -> _PartSink:
@@ -390,8 +390,8 @@ def _plan(root: str | Path, batch_bytes: int, batch_files: int, spread: bool = F
 
 
 def _pool_init() -> None:
-    from .walk import _die_with_parent
-    _die_with_parent()
+    from .walk import die_with_parent
+    die_with_parent()
 
 
 def _pool_batch(args: tuple) -> dict[str, Any]:
@@ -446,9 +446,9 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
             from concurrent.futures.process import BrokenProcessPool
-            from .walk import _start_method
+            from .walk import start_method
             _native.prepare()  # built or given up once, here: forked workers inherit it
-            with ProcessPoolExecutor(jobs, mp_context=mp.get_context(_start_method()), initializer=_pool_init) as pool:
+            with ProcessPoolExecutor(jobs, mp_context=mp.get_context(start_method()), initializer=_pool_init) as pool:
                 try:
                     for w, r in zip(work, pool.map(_pool_batch, work)):
                         results.append(r)

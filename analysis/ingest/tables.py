@@ -297,7 +297,7 @@ def stored_names(out: Path, name: str, kind: str) -> list[str]:
     return list(names)
 
 
-def _stringish(t) -> bool:
+def stringish(t) -> bool:
     import pyarrow as pa
     return pa.types.is_dictionary(t) or pa.types.is_large_string(t) or pa.types.is_string(t)
 
@@ -348,7 +348,7 @@ def _unify(cur, new):
         return cur
     if pa.types.is_dictionary(new) or cur == text:
         return text
-    if _stringish(new) or (cur is not None and _stringish(cur)):
+    if stringish(new) or (cur is not None and stringish(cur)):
         return pa.string()
     if cur is None or cur == new:
         return new
@@ -468,7 +468,7 @@ def _conform(t, schema):
             continue
         c = t.column(f.name)
         if c.type != f.type:
-            if _stringish(f.type) and not _stringish(c.type) and not pa.types.is_null(c.type):
+            if stringish(f.type) and not stringish(c.type) and not pa.types.is_null(c.type):
                 c = c.cast(pa.string())  # a number beside text: its text (arrow casts no number to a dictionary)
             c = c.cast(f.type)
         cols.append(c)

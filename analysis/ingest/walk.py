@@ -52,7 +52,7 @@ import pandas as pd
 
 from . import _native
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, column, union_str_categoricals
-from .context import _Contexts, workload_context
+from .context import Contexts, workload_context
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
 from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat
@@ -184,8 +184,8 @@ class FileOutcome:
 
 
 def _fio_log_name(name: str) -> bool:
-    from .fio_log import _NAME
-    return _NAME.match(name) is not None
+    from .fio_log import LOG_NAME
+    return LOG_NAME.match(name) is not None
 
 
 #: files up to this size are read into memory once per ingest (hash, detection and reader share the bytes);
@@ -421,7 +421,7 @@ class WorkerDied(RuntimeError):
     ingest stops at once, naming the files not read; no table is written."""
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In a pool worker (both ingest paths' initialiser): SIGTERM ends it whatever handler the parent had
     (a forked worker inherits Python's handlers — a harness or notebook may catch SIGTERM — and a broken
     pool ends its other workers with SIGTERM); and, on Linux, the kernel SIGKILLs it when the process that
@@ -439,7 +439,7 @@ def _die_with_parent() -> None:
 
 
 def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = False) -> None:
-    _die_with_parent()
+    die_with_parent()
     _WORKER.update(root=root, manifest=manifest, lenient=lenient)
 
 
@@ -457,7 +457,7 @@ def _chunks(work: list, jobs: int) -> list[list]:
     return [work[i:i + size] for i in range(0, len(work), size)]
 
 
-def _start_method() -> str | None:
+def start_method() -> str | None:
     """fork is fastest (nothing to re-import), but forking a process with other threads running (a Dask
     client, a kernel) can copy a held lock into the child: start clean workers (forkserver) then."""
     import multiprocessing as mp
@@ -487,7 +487,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     if single and manifest is not None:  # the file's own entry; the folder's other files are not asked for
         rel = paths[0].relative_to(root).as_posix()
         manifest = {rel: manifest[rel]} if rel in manifest else {}
-    contexts = _Contexts(root)
+    contexts = Contexts(root)
     if not single:
         paths = list(iter_files(root))
     if progress is None:
@@ -509,7 +509,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
-        method = _start_method()
+        method = start_method()
         runs = _chunks(work, jobs)
         chunks = []
         from concurrent.futures.process import BrokenProcessPool

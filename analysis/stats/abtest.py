@@ -31,7 +31,7 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
   fewer than 2 runs or no spread on either side.  The effect's CI is per row (unadjusted).
 * **Across workloads** (:func:`across_workloads`): a grid of one-run cells cannot decide any one cell, but
   the cells together can say whether B is better across the grid: the per-cell ratios are the sample.  ``repeats_needed``: runs per side for power 0.8 at alpha to detect the
-  observed change at the observed spread (:func:`analysis.stats.consistency._n_per_arm`, two-sample t).
+  observed change at the observed spread (:func:`analysis.stats.consistency.n_per_arm`, two-sample t).
 * ``regression``: ``worse`` and |effect| ≥ ``threshold`` % — what ``python -m analysis compare`` exits 1 on.
 """
 
@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .consistency import ALPHA, _n_per_arm, holm
+from .consistency import ALPHA, holm, n_per_arm
 
 HIGHER_BETTER = ("1/s", "B/s")
 LOWER_BETTER = ("ns", "s")
@@ -137,7 +137,7 @@ def median_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def _welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
+def welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
     """Welch t of b against a (``scipy.stats.ttest_ind``, ``equal_var=False``, and its confidence interval):
     on logs when every value is positive (effect: ratio of geometric means, %), else on the raw values
     (effect: difference of means, % of a's mean)."""
@@ -196,7 +196,7 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
         elif min(len(a), len(b)) < 2:
             r["verdict"] = f"cannot test: n = {len(a)} vs {len(b)} runs (a side needs ≥ 2)"
         else:
-            w = _welch(a, b, alpha)
+            w = welch(a, b, alpha)
             if not w["test"]:
                 r["verdict"] = "cannot test: no spread on either side"
             else:
@@ -204,7 +204,7 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
                 sign = 1 if unit in HIGHER_BETTER else -1 if unit in LOWER_BETTER else 0
                 r.update(test=w["test"], p=w["p"], effect_pct=_pct(w, "mean"), effect_lo=_pct(w, "lo"),
                          effect_hi=_pct(w, "hi"))
-                r["repeats_needed"] = float(_n_per_arm(np.array([w["d"]]), alpha, power)[0]) \
+                r["repeats_needed"] = float(n_per_arm(np.array([w["d"]]), alpha, power)[0]) \
                     if np.isfinite(w["d"]) else np.nan
                 r["direction"] = "better" if sign * w["mean"] > 0 else "worse" if sign else "differs"
         rows.append(r)

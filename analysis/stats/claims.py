@@ -74,8 +74,8 @@ from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
 from ..published_qos import PART1_SEED, PART2_SEED
-from .consistency import ALPHA, _n_per_arm
-from .reconcile import WORKLOAD, _values, campaign_arms, claim_cells, claim_rows, our_metric
+from .consistency import ALPHA, n_per_arm
+from .reconcile import WORKLOAD, arm_values, campaign_arms, claim_cells, claim_rows, our_metric
 
 COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
            "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
@@ -237,7 +237,7 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         if scen is None:
             out["diagnosis"] = note
             continue
-        own = _values(metrics, scen, arm, metric)
+        own = arm_values(metrics, scen, arm, metric)
         if r.kind == "measured":
             out.update(ours=own.median() if len(own) else np.nan, n=len(own), diagnosis=ABSOLUTE)
             continue
@@ -251,8 +251,8 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         if within and rs == BASELINE and scen != BASELINE and metric == ref_metric == "client_iops":
             # the client drop an operation causes: during it against the same run before it
             metric, ref_metric, rs, ra, rnote = "client_iops_op", "client_iops_pre", scen, arm, WITHIN_NOTE
-            own = _values(metrics, scen, arm, metric)
-        ref = _values(metrics, rs, ra, ref_metric)
+            own = arm_values(metrics, scen, arm, metric)
+        ref = arm_values(metrics, rs, ra, ref_metric)
         if own.empty or ref.empty:
             out["data_gap"] = True
             out["diagnosis"] = _missing(metrics, scen, arm, metric) if own.empty else \
@@ -291,7 +291,7 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
                     pw[i] = 1.0 if np.isinf(d[i]) else TTestIndPower().power(alpha=alpha, **kw)
                     if np.isnan(pw[i]) and np.isfinite(d[i]):  # its lower tail's NaN at large d: the upper tail
                         pw[i] = TTestIndPower().power(alpha=alpha / 2, alternative="larger", **kw)
-            need = _n_per_arm(d, alpha, power)
+            need = n_per_arm(d, alpha, power)
         for (out, t, _, notes), w, k in zip(todo, pw, need):
             out.update(power_at_published=w, repeats_needed=k)
             out["verdict"], why = _verdict(out["p"], np.sign(t["mean"]), out["direction"], w, alpha, power)

@@ -478,7 +478,7 @@ def effect_size(a: Sequence[float], b: Sequence[float], kind: str = "rel_diff", 
     return pd.Series(out)
 
 
-def _n_per_arm(d: np.ndarray, alpha: float, power: float) -> np.ndarray:
+def n_per_arm(d: np.ndarray, alpha: float, power: float) -> np.ndarray:
     """Per effect size: the smallest whole n ≥ 2 per arm at which ``TTestIndPower.power`` (two-sided,
     equal arms) reaches ``power``; NaN where d is 0 or not finite.  Doubling, then bisection on whole
     numbers, each step one vectorised power call over every unfinished effect size.  This equals rounding
@@ -515,12 +515,12 @@ def repeats_needed(cv: float, rel_diffs: Sequence[float], alpha: float = ALPHA, 
 
     ``cv`` is the round-to-round coefficient of variation (std of round means / their mean);
     effect size d = rel_diff / cv; n: the smallest whole n ≥ 2 whose power
-    (``statsmodels.stats.power.TTestIndPower``) reaches ``power`` (:func:`_n_per_arm`).  NaN where cv is
+    (``statsmodels.stats.power.TTestIndPower``) reaches ``power`` (:func:`n_per_arm`).  NaN where cv is
     not positive/finite.  Columns: ``rel_diff, effect_size, n_per_arm``.
     """
     rel = np.asarray(rel_diffs, float)
     d = rel / cv if np.isfinite(cv) and cv > 0 else np.full_like(rel, np.nan)
-    return pd.DataFrame({"rel_diff": rel, "effect_size": d, "n_per_arm": _n_per_arm(d, alpha, power)})
+    return pd.DataFrame({"rel_diff": rel, "effect_size": d, "n_per_arm": n_per_arm(d, alpha, power)})
 
 
 # --- many tests at once ---------------------------------------------------------------------------
@@ -564,7 +564,7 @@ def overview(data: pd.DataFrame | None = None, means: pd.DataFrame | None = None
     cv = out["cv"].to_numpy(float)
     with np.errstate(all="ignore"):
         d = np.where(np.isfinite(cv) & (cv > 0), rel_diff / cv, np.nan)
-    out[f"n_for_{rel_diff:g}"] = _n_per_arm(d, alpha, power)
+    out[f"n_for_{rel_diff:g}"] = n_per_arm(d, alpha, power)
     return out
 
 

@@ -104,7 +104,7 @@ def our_metric(test: str, scheduler: str, metric: str) -> tuple[str, str]:
     return metric, ""
 
 
-def _values(metrics: pd.DataFrame, scen: str | None, arm: str | None, metric: str) -> pd.Series:
+def arm_values(metrics: pd.DataFrame, scen: str | None, arm: str | None, metric: str) -> pd.Series:
     if scen is None:
         return pd.Series(dtype=float)
     m = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm) & (metrics["metric"] == metric)]
@@ -173,7 +173,7 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
         (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
         metric, mnote = our_metric(r.test, r.scheduler, r.metric)
         note = "; ".join(n for n in (note, mnote) if n)
-        own = _values(metrics, scen, arm, metric)
+        own = arm_values(metrics, scen, arm, metric)
         out = {"seed": r.seed, "figure": r.figure, "test": r.test, "scheduler": r.scheduler, "profile": r.profile,
                "metric": r.metric, "kind": r.kind, "printed": r.printed, "claim": r.value, "unit": r.unit,
                "scenario": scen, "arm": arm, "ours": np.nan, "ci_low": np.nan, "ci_high": np.nan,
@@ -190,7 +190,7 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
         else:
             ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
             rnote = "; ".join(n for n in (rnote, rmnote) if n)
-            ref = _values(metrics, rs, ra, ref_metric)
+            ref = arm_values(metrics, rs, ra, ref_metric)
             if rnote:
                 notes.append(f"reference: {rnote}")
             if rs is not None and scen is not None and WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):

@@ -139,7 +139,7 @@ def log_ratio(a: np.ndarray, b: np.ndarray, alpha: float = ALPHA) -> dict[str, f
 def _n_per_arm(d: float, alpha: float = ALPHA, power: float = 0.8) -> float:
     """Runs per arm for a two-sided two-sample t-test to reach ``power`` at effect ``d``
     (:func:`analysis.stats.consistency._n_per_arm`); 2 when d is infinite (no spread)."""
-    from .consistency import _n_per_arm as n_per_arm
+    from .consistency import n_per_arm
     if not np.isfinite(d):
         return 2.0
     return float(n_per_arm(np.array([d]), alpha, power)[0])

@@ -32,7 +32,7 @@ from scipy import stats
 
 from ..ingest.base import IngestError
 from ..ingest.context import ceph_release_of
-from .abtest import _welch
+from .abtest import welch
 
 RELEASES = ("pacific", "reef")
 CLASSES = ("client", "background_recovery", "background_best_effort")
@@ -172,7 +172,7 @@ def release_contrast(values: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame
              "median_pacific": np.median(a), "median_reef": np.median(b), "ratio": np.nan, "lo": np.nan,
              "hi": np.nan, "p": np.nan}
         if len(a) >= 2 and len(b) >= 2 and (a > 0).all() and (b > 0).all():
-            w = _welch(a, b, alpha)
+            w = welch(a, b, alpha)
             if w["test"]:
                 r.update(ratio=float(np.exp(w["mean"])), lo=float(np.exp(w["lo"])), hi=float(np.exp(w["hi"])),
                          p=w["p"])
@@ -280,7 +280,7 @@ def operator_table(facts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             a = g.loc[g["cell"] == second, "op_rate" if col == "rate" else "drop_pct"].to_numpy(float)
             b = g.loc[g["cell"] == best, "op_rate" if col == "rate" else "drop_pct"].to_numpy(float)
             if col == "rate":
-                w = _welch(a[a > 0], b[b > 0], alpha)
+                w = welch(a[a > 0], b[b > 0], alpha)
                 eff, lo, hi = (np.exp(w["mean"]), np.exp(w["lo"]), np.exp(w["hi"])) if w["test"] else (np.nan,) * 3
                 unit = "× op rate"
             else:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.__main__ import _freeze_campaign_file, _log
+from capture.ceph.__main__ import freeze_campaign_file, log_progress
 from capture.ceph.cluster import ClusterError
 from capture.ceph.monitor import SysMon
 from capture.ceph.runner import compress_stage, machine_facts
@@ -57,7 +57,7 @@ class BlockRunner:
     def set_up(self, targets: set[str]) -> None:
         size = self.doc["device"]["size_mib"]
         for t in sorted(targets):
-            dev = LoopDevice(self.work / f"{t}.img", size, _log)
+            dev = LoopDevice(self.work / f"{t}.img", size, log_progress)
             self.devices[t] = dev
             if t != "raw":
                 dev.make_fs(t, self.work / f"mnt-{t}")
@@ -66,9 +66,9 @@ class BlockRunner:
                 sh(["fio", "--name=layout", f"--filename={dev.mountpoint / 'fio.dat'}", "--rw=write", "--bs=1M",
                     "--direct=1", "--ioengine=libaio", "--iodepth=16", f"--size={self.doc['fio']['file_mib']}M",
                     "--output=/dev/null"])
-                _log(f"  {t} on {dev.name}: {self.doc['fio']['file_mib']} MiB file laid out in {time.time() - t0:.0f} s")
+                log_progress(f"  {t} on {dev.name}: {self.doc['fio']['file_mib']} MiB file laid out in {time.time() - t0:.0f} s")
             else:
-                _log(f"  raw on {dev.name}")
+                log_progress(f"  raw on {dev.name}")
 
     def close(self) -> None:
         for dev in reversed(list(self.devices.values())):
@@ -132,7 +132,7 @@ class BlockRunner:
         return info
 
     def finish(self, run: bc.Run, info: dict[str, Any]) -> Path:
-        return bc.finish_run(self.root, run, info, _log)
+        return bc.finish_run(self.root, run, info, log_progress)
 
     def discard(self, run: bc.Run) -> None:
         bc.discard_run(self.root, run)
@@ -146,20 +146,20 @@ def cmd_run(a) -> int:
     if a.max_runs is not None:
         todo = todo[:a.max_runs]
     if not todo:
-        _log("nothing to do: every run has its done marker")
+        log_progress("nothing to do: every run has its done marker")
         return 0
     if os.geteuid() != 0:
         raise BlockError("needs root (losetup, mkfs, mount, IO schedulers, ftrace, Ceph daemons): run it with sudo, "
                          "e.g. `sudo make capture-block`")
-    ensure_packages(_log)
-    _freeze_campaign_file(Path(a.campaign), root)
+    ensure_packages(log_progress)
+    freeze_campaign_file(Path(a.campaign), root)
     if (root / bc.INPROGRESS).exists():
-        _log(f"removing half-finished runs from an earlier sitting: {root / bc.INPROGRESS}")
+        log_progress(f"removing half-finished runs from an earlier sitting: {root / bc.INPROGRESS}")
         shutil.rmtree(root / bc.INPROGRESS)
     deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
     rados = "rados" in doc
-    runner: Any = RadosBlockRunner(doc, root, _log) if rados else BlockRunner(doc, root)
+    runner: Any = RadosBlockRunner(doc, root, log_progress) if rados else BlockRunner(doc, root)
     sitting: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
 
     def on_signal(signum, frame):
@@ -179,19 +179,19 @@ def cmd_run(a) -> int:
             runner.set_up()
         else:
             runner.set_up({bc.cell_of(doc, r.scenario)["target"] for r in todo})
-        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log,
+        do_runs(todo, runner, threshold=thr, deadline=deadline, log=log_progress,
                 errors=(BlockError, ClusterError) if rados else (BlockError,), sitting=sitting, summary=summary)
     except KeyboardInterrupt as e:
-        _log(f"interrupted ({e}); undoing device set-up")
+        log_progress(f"interrupted ({e}); undoing device set-up")
         rc = 130
     except Exception as e:
-        _log(f"ERROR: {type(e).__name__}: {e}; undoing device set-up")
+        log_progress(f"ERROR: {type(e).__name__}: {e}; undoing device set-up")
         rc = 1
     finally:
         runner.close()
         write_record(root, sitting)  # sitting-*.json: the capture's record, context for ingest
         left = bc.remaining(root, runs)
-        _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
+        log_progress(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
     return rc
 
 

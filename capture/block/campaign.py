@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, _rng, discard_run,  # noqa: F401
+from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
                                    finish_run, read_yaml, remaining, status)
 
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
@@ -147,7 +147,7 @@ def plan(doc: dict[str, Any]) -> list[Run]:
     runs: list[Run] = []
     for rep in range(1, doc["repeats"] + 1):
         order = list(pairs)
-        _rng(doc["seed"], rep, "block").shuffle(order)
+        seeded_rng(doc["seed"], rep, "block").shuffle(order)
         for sc, s in order:
             runs.append(Run(doc["campaign"], sc, s, rep, len(runs)))
     return runs

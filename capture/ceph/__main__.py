@@ -35,7 +35,7 @@ from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir,
 DEFAULT_OUT = Path("data/raw/ceph-qos")
 
 
-def _log(msg: str) -> None:
+def log_progress(msg: str) -> None:
     print(time.strftime("%H:%M:%S"), msg, flush=True)
 
 
@@ -50,7 +50,7 @@ def cmd_plan(a) -> int:
     return 0
 
 
-def _freeze_campaign_file(src: Path, root: Path) -> None:
+def freeze_campaign_file(src: Path, root: Path) -> None:
     """The campaign file is copied beside the data once; a later sitting must use the same file, or one
     that only raises repeats (:func:`capture.ceph.campaign.extension_problem`: e.g. the repeats a pilot's
     power estimate asks for once the planned ones are in).  Then the file the earlier runs ran with is
@@ -73,7 +73,7 @@ def _freeze_campaign_file(src: Path, root: Path) -> None:
             os.replace(tmp, keep)
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
-            _log(f"{src} raises repeats only: the campaign goes on with it ({dst}); the earlier file is kept "
+            log_progress(f"{src} raises repeats only: the campaign goes on with it ({dst}); the earlier file is kept "
                  f"as {keep.name}")
     else:
         shutil.copyfile(src, dst)
@@ -102,16 +102,16 @@ def cmd_run(a) -> int:
         if not go and not a.force:
             raise cp.CampaignError(why + " (--force runs it anyway, marked forced in its data)")
         forced = not go
-        _log(why + ("; FORCED" if forced else ""))
+        log_progress(why + ("; FORCED" if forced else ""))
     runs = cp.plan(doc)
     if doc.get("throttle"):
         # a block cut by an earlier sitting's end is run again whole (see sitting(): blocks never split)
-        cp.supersede_split_blocks(root, runs, _log)
+        cp.supersede_split_blocks(root, runs, log_progress)
     todo = cp.remaining(root, runs)
     if a.max_runs is not None:
         todo = todo[:a.max_runs]
     if not todo:
-        _log("nothing to do: every run has its done marker")
+        log_progress("nothing to do: every run has its done marker")
         return 0
     return sitting(doc, Path(a.campaign), a.out, todo, runs, a.max_minutes, forced=forced)
 
@@ -122,9 +122,9 @@ def cmd_pilot(a) -> int:
     runs = cp.plan(pdoc)
     todo = cp.remaining(a.out / pdoc["campaign"], runs)
     if not todo:
-        _log(f"pilot {pdoc['campaign']}: every run is done; now `python -m analysis pilot`")
+        log_progress(f"pilot {pdoc['campaign']}: every run is done; now `python -m analysis pilot`")
         return 0
-    _log(f"pilot {pdoc['campaign']}: {len(todo)} runs " + ", ".join(r.relpath for r in todo))
+    log_progress(f"pilot {pdoc['campaign']}: {len(todo)} runs " + ", ".join(r.relpath for r in todo))
     return sitting(pdoc, Path(a.campaign), a.out, todo, runs, a.max_minutes, warmup=True)
 
 
@@ -135,13 +135,13 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
     root = out / doc["campaign"]
     release = doc.get("ceph", "pacific")
     preflight(*where(Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster")), release))
-    ensure_packages(_log, release)
-    _freeze_campaign_file(campaign_file, root)
+    ensure_packages(log_progress, release)
+    freeze_campaign_file(campaign_file, root)
     if (root / "_inprogress").exists():
-        _log(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")
+        log_progress(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")
         shutil.rmtree(root / "_inprogress")
     deadline = time.time() + max_minutes * 60 if max_minutes else None
-    runner = Runner(doc, campaign_file, out, _log)
+    runner = Runner(doc, campaign_file, out, log_progress)
     runner.forced = forced
     record = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": [],
                "forced": forced}
@@ -155,18 +155,18 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
         runner.bring_up()
         if doc.get("warmup", False) if warmup is None else warmup:
             w = cp.warmup_run(doc)
-            _log(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
+            log_progress(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
             t = time.time()
             try:
                 runner.one(w)
             except ClusterError as e:
-                _log(f"  warm-up failed ({e}); going on")
+                log_progress(f"  warm-up failed ({e}); going on")
             runner.discard(w)
             record["warmup_s"] = round(time.time() - t, 1)
         # a throttled campaign's client level depends on the bring-up's PG map (the pilot: WPQ baseline 946
         # vs 705 IOPS in two bring-ups): its (repeat, scenario) blocks are never split between sittings
         blk = (lambda r: (r.repeat, r.scenario)) if doc.get("throttle") else None
-        do_runs(todo, runner, threshold=thr, deadline=deadline, log=_log, errors=(ClusterError,), block=blk,
+        do_runs(todo, runner, threshold=thr, deadline=deadline, log=log_progress, errors=(ClusterError,), block=blk,
                 sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600),
                 summary=lambda info: ({"duration_s": info["duration_s"],
                                        "steal_frac": info["cpu"].get("steal_frac")},
@@ -174,16 +174,16 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
                                       f"steal {info['cpu'].get('steal_frac', 0):.3f}; "
                                       f"unfinished: {info['background_unfinished'] or 'none'}"))
     except KeyboardInterrupt as e:
-        _log(f"interrupted ({e}); tearing down")
+        log_progress(f"interrupted ({e}); tearing down")
         rc = 130
     except Exception as e:
-        _log(f"ERROR: {type(e).__name__}: {e}; tearing down")
+        log_progress(f"ERROR: {type(e).__name__}: {e}; tearing down")
         rc = 1
     finally:
         runner.teardown()
         write_record(root, record)  # sitting-*.json: the capture's record, context for ingest
         left = cp.remaining(root, runs)
-        _log(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
+        log_progress(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
     return rc
 
 

@@ -226,7 +226,7 @@ def warmup_run(doc: dict[str, Any]) -> Run:
     return Run(doc["campaign"], sname, s.get("arms", list(doc["arms"]))[0], 0, -1)
 
 
-def _rng(seed: Any, *parts: Any) -> random.Random:
+def seeded_rng(seed: Any, *parts: Any) -> random.Random:
     h = hashlib.sha256(repr((seed,) + parts).encode()).digest()
     return random.Random(int.from_bytes(h[:8], "big"))
 
@@ -244,7 +244,7 @@ def plan(doc: dict[str, Any]) -> list[Run]:
     for rep in range(1, top + 1):
         for sname, c in cells.items():
             arms = [a for a in c if c[a] >= rep]
-            _rng(doc["seed"], rep, sname).shuffle(arms)
+            seeded_rng(doc["seed"], rep, sname).shuffle(arms)
             for a in arms:
                 runs.append(Run(doc["campaign"], sname, a, rep, len(runs)))
     return runs

@@ -24,7 +24,7 @@ from pathlib import Path
 from statistics import NormalDist, mean, stdev
 from typing import Any
 
-from capture.ceph.__main__ import _freeze_campaign_file, _log
+from capture.ceph.__main__ import freeze_campaign_file, log_progress
 from capture.ceph.cluster import ClusterError
 from capture.sitting import do_runs, write_record
 
@@ -59,18 +59,18 @@ def sitting(doc: dict[str, Any], root: Path, campaign_file: Path, max_minutes: f
     if os.geteuid() != 0:
         print("capture.rgw needs root (Ceph daemons, apt)", file=sys.stderr)
         return 2
-    _freeze_campaign_file(campaign_file, root)
+    freeze_campaign_file(campaign_file, root)
     runs = rc.remaining(root, rc.plan(doc))
     if not runs:
-        _log("every run is done")
+        log_progress("every run is done")
         return 0
     deadline = time.time() + max_minutes * 60 if max_minutes else None
-    runner = RgwRunner(doc, root, _log)
+    runner = RgwRunner(doc, root, log_progress)
     rec: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": []}
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         runner.set_up()
-        do_runs(runs, runner, threshold=float(doc["disturbed_outside_cpu_frac"]), deadline=deadline, log=_log,
+        do_runs(runs, runner, threshold=float(doc["disturbed_outside_cpu_frac"]), deadline=deadline, log=log_progress,
                 errors=(RgwError, ClusterError, OSError), sitting=rec, summary=_summary)
     finally:
         runner.close()
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import cbt
         try:
             if a.cmd == "cbt":
-                return cbt.sitting(a.campaign, a.out, _log)
+                return cbt.sitting(a.campaign, a.out, log_progress)
             doc = cbt.load(a.campaign)
             arm = rc.arm(doc, a.arm or doc["arms"][0]["name"])
             import yaml

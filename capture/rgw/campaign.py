@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, _rng, discard_run,  # noqa: F401
+from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
                                    finish_run, read_yaml, remaining, status)
 
 CTYPES = ("shared", "byproc")
@@ -107,7 +107,7 @@ def plan(doc: dict[str, Any]) -> list[Run]:
     runs: list[Run] = []
     for rep in range(1, doc["repeats"] + 1):
         order = [a["name"] for a in doc["arms"]]
-        _rng(doc["seed"], rep, "rgw").shuffle(order)
+        seeded_rng(doc["seed"], rep, "rgw").shuffle(order)
         for name in order:
             runs.append(Run(doc["campaign"], sc, name, rep, len(runs)))
     return runs
