@@ -156,68 +156,77 @@ def test_bad_log_lines_name_the_line(tmp_path, text, line, what):
 
 
 def _count_fio_json_parses(monkeypatch) -> list[str]:
-    """Empty the companion caches and record the name of every file fio.parse is called on."""
-    from analysis.ingest import fio, fio_log
-    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
-    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
+    """Record the name of every file whose fio JSON is decoded (fio.decode: the real work of a parse)."""
+    from analysis.ingest import fio
     calls: list[str] = []
-    real = fio.parse
-    monkeypatch.setattr(fio, "parse", lambda path, data: calls.append(path.name) or real(path, data))
+    real = fio.decode
+    monkeypatch.setattr(fio, "decode", lambda path, data: calls.append(path.name) or real(path, data))
     return calls
 
 
 def test_a_log_takes_the_fio_json_the_ingest_parsed_beside_it(tmp_path, monkeypatch):
-    """The ingest's parse of a fio JSON is the companion of the logs beside it (not parsed a second time),
-    while its size and mtime are unchanged; a rewritten JSON is parsed again."""
-    import os
+    """Within one folder's turn (one RunFolder) the ingest's parse of a fio JSON is the companion of the
+    logs beside it (not parsed a second time); another turn (a new ingest) parses it anew."""
+    from analysis.ingest.runfolder import RunFolder
     from analysis.ingest.walk import ingest_file
     run = tmp_path / "run"
     shutil.copytree(FIO / "randrw-4k-perio", run)
     calls = _count_fio_json_parses(monkeypatch)
-    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
+    folder = RunFolder(run)
+    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True, folder=folder)
     assert js.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
-    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
+    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True, folder=folder)
     assert log.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]  # not parsed again
     meta = json.loads(log.row["meta_json"])
     assert meta["latency_unit_assumed"] is False and meta["crosscheck"]["read"]["json_total_ios"] == 900
-    st = (run / "randrw-4k-perio.json").stat()
-    os.utime(run / "randrw-4k-perio.json", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    again = ingest_file(run / "perio_lat.1.log", tmp_path, {}, None, lenient=True)
+    again = ingest_file(run / "perio_lat.1.log", tmp_path, {}, None, lenient=True, folder=RunFolder(run))
     assert again.row["status"] == "ok" and calls == ["randrw-4k-perio.json"] * 2
+    alone = ingest_file(run / "perio_lat.1.log", tmp_path, {}, None, lenient=True)  # no folder: looks itself
+    assert alone.row == again.row and calls == ["randrw-4k-perio.json"] * 3
 
 
 def test_the_fio_json_takes_the_parse_a_log_beside_it_made(tmp_path, monkeypatch):
     """The other order (a capture's ``client_*.log`` sort before ``fio.json``): the log's companion search
     parses the JSON, and the JSON's own turn takes that parse — the same rows as a parse of its own."""
+    from analysis.ingest.runfolder import RunFolder
     from analysis.ingest.walk import ingest_file
     run = tmp_path / "run"
     shutil.copytree(FIO / "randrw-4k-perio", run)
     alone = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
     calls = _count_fio_json_parses(monkeypatch)
-    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True)
+    folder = RunFolder(run)
+    log = ingest_file(run / "perio_clat.1.log", tmp_path, {}, None, lenient=True, folder=folder)
     assert log.row["status"] == "ok" and calls == ["randrw-4k-perio.json"]
-    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True)
+    js = ingest_file(run / "randrw-4k-perio.json", tmp_path, {}, None, lenient=True, folder=folder)
     assert calls == ["randrw-4k-perio.json"] and js.row == alone.row
     from analysis.ingest.base import as_frame
     pd.testing.assert_frame_equal(as_frame(js.summary), as_frame(alone.summary), check_exact=True)
     assert len(as_frame(js.summary)) > 10
 
 
+def test_a_walk_parses_each_fio_json_once(tmp_path, monkeypatch):
+    """A whole ingest of two run folders: each fio JSON decoded once, whatever the order of its logs."""
+    from analysis.ingest.walk import ingest
+    for name in ("a", "b"):
+        shutil.copytree(FIO / "randrw-4k-perio", tmp_path / name)
+    calls = _count_fio_json_parses(monkeypatch)
+    res = ingest(tmp_path, progress=False, lenient=True)
+    assert not res.failed and sorted(calls) == ["randrw-4k-perio.json"] * 2
+
+
 def test_the_companion_search_skips_files_that_are_context_by_name(tmp_path, monkeypatch):
     """A log's companion is a fio JSON the ingest reads as such: files that are context by their name (the
     capture's osd_config.json.gz, cluster-log.txt.gz, run.json) are not opened (nor decompressed) to look."""
-    from analysis.ingest import fio_log
+    from analysis.ingest import runfolder
     run = tmp_path / "run"
     shutil.copytree(FIO / "randrw-4k-perio", run)
     (run / "osd_config.json.gz").write_bytes(gzip.compress(b'{"osd_op_queue": "wpq"}'))
     (run / "cluster-log.txt.gz").write_bytes(gzip.compress(b"2026-01-01 cluster log\n"))
     (run / "run.json").write_text('{"campaign": "c"}')
-    monkeypatch.setattr(fio_log, "_FOLDER_JSON", {})
-    monkeypatch.setattr(fio_log, "_SEEN_JSON", {})
     opened = []
-    real = fio_log.read_head
-    monkeypatch.setattr(fio_log, "read_head", lambda p, *a: opened.append(os.path.basename(p)) or real(p, *a))
-    docs = fio_log._folder_fio_json(run / "perio_clat.1.log")
+    real = runfolder.read_head
+    monkeypatch.setattr(runfolder, "read_head", lambda p, *a: opened.append(os.path.basename(p)) or real(p, *a))
+    docs = runfolder.RunFolder(run).companions(run / "perio_clat.1.log")
     assert [os.path.basename(d.path) for d in docs] == ["randrw-4k-perio.json"]
     assert "randrw-4k-perio.json" in opened and "perio_bw.1.log" in opened
     assert not {"osd_config.json.gz", "cluster-log.txt.gz", "run.json"} & set(opened), opened

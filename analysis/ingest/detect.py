@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import IngestError, Parsed
 from .compress import read_all, read_head
+
+if TYPE_CHECKING:
+    from .runfolder import RunFolder
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
@@ -53,14 +57,18 @@ def _module_of(kind: str):
     raise ValueError(f"no reader for kind {kind!r}")
 
 
-def read(path: str | Path, sink=None, data: bytes | None = None, kind: str | None = None) -> Parsed:
+def read(path: str | Path, sink=None, data: bytes | None = None, kind: str | None = None,
+         folder: "RunFolder | None" = None) -> Parsed:
     """Read one benchmark output; raises ``IngestError`` for unknown or bad input.
 
     A large file of a reader with bounded-memory reading (:func:`streams`: per-IO fio logs, binary block
     traces) is read in blocks; ``sink(frame)`` then receives its series (block by block for fio logs)
     instead of ``Parsed.series``.  ``data``: the file's content (uncompressed) when the caller has read
     it already (the walk hashes it), so that it is not read again.  ``kind``: what :func:`detect` said of
-    this file (the walk detects first), so that the readers do not sniff it again."""
+    this file (the walk detects first), so that the readers do not sniff it again.  ``folder``: the
+    :class:`~analysis.ingest.runfolder.RunFolder` of ``path``'s directory that the walk keeps while it reads
+    that folder (fio's JSON and logs share one parse of the JSON); readers that take it say
+    ``RUN_FOLDER = True``."""
     path = Path(path)
     try:
         head, comp = (data[:HEAD_BYTES], None) if data is not None else read_head(path, HEAD_BYTES)
@@ -72,16 +80,17 @@ def read(path: str | Path, sink=None, data: bytes | None = None, kind: str | Non
     for mod in ([_module_of(kind)] if kind is not None else _modules()):
         kind = kind or mod.sniff(head)
         if kind:
+            extra = {"folder": folder} if folder is not None and getattr(mod, "RUN_FOLDER", False) else {}
             try:
                 if streams(mod, path, comp):
-                    parsed = mod.parse_stream(path, sink)
+                    parsed = mod.parse_stream(path, sink, **extra)
                 elif data is not None:
-                    parsed = mod.parse(path, data)
+                    parsed = mod.parse(path, data, **extra)
                 elif getattr(mod, "STREAMING", False) and (comp is None
                                                            or getattr(mod, "STREAMING_COMPRESSED", False)):
-                    parsed = mod.parse(path, None)  # the reader reads (memory-maps) the file itself
+                    parsed = mod.parse(path, None, **extra)  # the reader reads (memory-maps) the file itself
                 else:
-                    parsed = mod.parse(path, read_all(path))
+                    parsed = mod.parse(path, read_all(path), **extra)
                 if comp:
                     parsed.meta["compression"] = comp
                 return parsed

@@ -31,6 +31,7 @@ from .fio_bins import percentiles_from_bins, plat_idx_to_val
 from .fio_workload import workload
 
 KIND = "fio-json"
+RUN_FOLDER = True  # parse() takes the ingest's RunFolder (``folder=``): one parse for the JSON and its logs
 _DDIRS = ("read", "write", "trim")
 _LAT_KINDS = ("slat", "clat", "lat")
 _START = re.compile(rb'^\{\s*"fio version"', re.M)
@@ -163,25 +164,17 @@ def _identity_summary(checks: list[dict[str, Any]]) -> dict[str, Any]:
             "ok": bool(max(dev) < 0.02)}
 
 
-_RECENT: dict[str, tuple[bytes, Parsed]] = {}  # path → (content, result) of the last few parses
+def parse(path: Path, data: bytes, folder: Any = None) -> Parsed:
+    """One fio JSON output (fio 2.x-3.x ``--output-format=json``/``json+``, or a client/server run's).
+    ``folder``: the ingest's :class:`~analysis.ingest.runfolder.RunFolder` of its directory (not imported
+    here: it imports this module), which parses it once for its own turn and for the logs beside it."""
+    if folder is not None and folder.holds(path):
+        return folder.fio_json(path, data)
+    return decode(path, data)
 
 
-def parse(path: Path, data: bytes) -> Parsed:
-    """One fio JSON output.  The last few results are kept by path and content: a run folder's fio logs
-    look up this JSON (their companion) right after the walk has read it, and then get the same result
-    without decoding it again (1,263 JSONs, ~1.3 ms each, in the shipped data)."""
-    key = str(path)
-    hit = _RECENT.get(key)
-    if hit is not None and hit[0] == data:
-        return hit[1].with_meta(dict(hit[1].meta))
-    out = _parse(path, data)
-    if len(_RECENT) >= 16:
-        _RECENT.pop(next(iter(_RECENT)))
-    _RECENT[key] = (bytes(data), out)
-    return out.with_meta(dict(out.meta))
-
-
-def _parse(path: Path, data: bytes) -> Parsed:
+def decode(path: Path, data: bytes) -> Parsed:
+    """``data``, the content of the fio JSON output ``path``, parsed (every call decodes it anew)."""
     doc, wrap = load(path, data)
     source = str(path)
     version = doc.get("fio version")

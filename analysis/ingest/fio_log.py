@@ -18,7 +18,6 @@ and ``meta["latency_unit_source"]`` says which, or that ns was assumed.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,18 +25,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import fio as fio_json
 from .fio_workload import for_job
 from ._scan import first_line_fields, read_fio_log, read_int_table
 from .compress import read_all, read_head
-from .discovery import context_kind
-from .base import (CBT_DERIVED_PREFIX, IngestError, Parsed, cat, cbt_derived, concat_tidy, series_frame,
+from .runfolder import RunFolder, folder_for
+from .base import (IngestError, Parsed, cat, concat_tidy, series_frame,
                    series_metrics_frame, summary_frame, SERIES_COLUMNS)
 from .fio_bins import coarse_bin_values, interval_percentiles, layout_for
 
 KIND = "fio-log"
 KINDS = ("fio-log", "fio-hist-log")
 STREAMING = True  # parse() reads the file itself (memory-mapped)
+RUN_FOLDER = True  # parse() and parse_stream() take the ingest's RunFolder (``folder=``): the companion JSON
 #: logs at least this large on disk (compressed: an eighth of it) are read in blocks (parse_stream)
 STREAM_MIN_BYTES = 256 << 20
 
@@ -68,88 +67,10 @@ def _log_name(path: Path) -> dict[str, Any]:
             "job_index": int(m["job"]) if m["job"] else None}
 
 
-_FOLDER_JSON: dict[str, tuple[list[str], tuple, list[Parsed]]] = {}  # folder → (names, its JSONs' stats, parsed)
-_SEEN_JSON: dict[str, tuple[int, int, Parsed]] = {}  # path → (size, mtime ns, its parse as fio JSON)
-
-
-def seen_fio_json(path: Path | str, st: os.stat_result, parsed: Parsed) -> None:
-    """``path`` (stat ``st``) was parsed as fio JSON — by the ingest, or as a log's companion: the other
-    finds it with :func:`known_fio_json` instead of parsing it again (the last 256 kept)."""
-    if len(_SEEN_JSON) >= 256:
-        _SEEN_JSON.pop(next(iter(_SEEN_JSON)))
-    _SEEN_JSON[str(path)] = (st.st_size, st.st_mtime_ns, parsed)
-
-
-def known_fio_json(path: Path | str, st: os.stat_result) -> Parsed | None:
-    """The parse :func:`seen_fio_json` kept for ``path``, while its size and mtime are ``st``'s."""
-    seen = _SEEN_JSON.get(str(path))
-    return seen[2] if seen is not None and seen[:2] == (st.st_size, st.st_mtime_ns) else None
-
-
-def _json_stats(folder: Path, names: list[str]) -> tuple:
-    out = []
-    base = str(folder)
-    for name in names:
-        st = os.stat(os.path.join(base, name))
-        out.append((name, st.st_size, st.st_mtime_ns))
-    return tuple(out)
-
-
-def _folder_fio_json(path: Path) -> list[Parsed] | None:
-    """Every fio JSON output beside ``path`` (not ``path`` itself), parsed.  Cached per folder: the logs
-    of one run directory parse their JSON once.  The cache holds while the folder's names (files added,
-    removed or renamed) and the JSONs' sizes and mtimes are unchanged: a listing without stats and a
-    stat per JSON for each log, instead of a stat per file."""
-    folder = path.parent
-    try:
-        names = sorted(os.listdir(folder))
-        hit = _FOLDER_JSON.get(str(folder))
-        if hit is not None and hit[0] == names and _json_stats(folder, [n for n, _, _ in hit[1]]) == hit[1]:
-            return [d for d in hit[2] if d.path != str(path)]
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        listing = [(e.name, e.stat()) for e in entries if e.is_file()]
-    except OSError:
-        return None
-    found: list[tuple[Path, os.stat_result, Parsed | None]] = []
-    base = str(folder)
-    for name, st in listing:
-        if st.st_size > 64 << 20 or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(folder / name)):
-            continue  # CBT's copy of the output beside it
-        if context_kind(folder / name, name) is not None:
-            continue  # context by its name (run.json, the capture's osd_config.json.gz, ...): never read as fio JSON
-        full = os.path.join(base, name)
-        known = known_fio_json(full, st)
-        if known is not None:
-            found.append((folder / name, st, known))
-            continue
-        try:
-            head, comp = read_head(full)
-        except IngestError:
-            continue
-        if fio_json.sniff(head):
-            found.append((folder / name, st if comp is None else None, None))
-    parsed: list[Parsed] = []
-    for fp, st, done in found:
-        try:
-            doc = done if done is not None else fio_json.parse(fp, read_all(fp))
-        except IngestError:
-            continue
-        if done is None and st is not None:  # the ingest takes it when it comes to the file (not compressed)
-            seen_fio_json(fp, st, doc)
-        parsed.append(doc)
-    try:
-        stats = _json_stats(folder, [fp.name for fp, _, _ in found])
-    except OSError:
-        return None
-    if len(_FOLDER_JSON) >= 64:
-        _FOLDER_JSON.pop(next(iter(_FOLDER_JSON)))
-    _FOLDER_JSON[str(folder)] = (names, stats, parsed)
-    return [d for d in parsed if d.path != str(path)]
-
-
-def _companion(path: Path, prefix: str | None) -> tuple[Parsed | None, str]:
-    """A fio JSON output in the same folder: the one whose job options name ``prefix``, else the only one."""
-    docs = _folder_fio_json(path)
+def _companion(path: Path, prefix: str | None, folder: RunFolder | None) -> tuple[Parsed | None, str]:
+    """A fio JSON output in the same folder: the one whose job options name ``prefix``, else the only one.
+    ``folder``: the ingest's :class:`RunFolder` of this log's directory (its JSONs parsed once), or None."""
+    docs = folder_for(path, folder).companions(path)
     if docs is None:
         return None, "no folder listing"
     matches: list[Parsed] = []
@@ -260,13 +181,13 @@ def exact_percentiles(v: np.ndarray, qs: np.ndarray, owned: bool = False) -> np.
 
 
 def _log_setup(path: Path, ncol: int, meta: dict[str, Any], n: int, bs_min: int | None, bs_max: int | None,
-               col5_max: int | None) -> tuple[Parsed | None, str, str, str, float]:
+               col5_max: int | None, folder: RunFolder | None) -> tuple[Parsed | None, str, str, str, float]:
     """What a 4-6 column log holds, from its name, its companion fio JSON and its block-size column:
     fills ``meta`` (per_io, windowed, samples, column5, units) and returns (companion, job, metric,
     unit, scale: canonical unit per logged unit)."""
     name = meta["log_name"]
     ltype = name["type"] or "value"
-    companion, how = _companion(path, name["prefix"])
+    companion, how = _companion(path, name["prefix"], folder)
     meta["companion_json"] = how if companion is not None else None
     job = _job_key(name, companion)
     meta["workload"] = _job_workload(companion, job)
@@ -306,13 +227,14 @@ def _moment_rows(job: str, d: str, metric: str, unit: str, mean: float, lo: floa
             (job, d, f"{metric}_samples", float(n), "count")]
 
 
-def _parse_log(path: Path, ncol: int, meta: dict[str, Any],
-               data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _parse_log(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
+               folder: RunFolder | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = read_fio_log(path, ncol, data=data)
     source = str(path)
     name = meta["log_name"]
     n = len(cols.t)
-    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, cols.bs_min, cols.bs_max, cols.col5_max)
+    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, cols.bs_min, cols.bs_max, cols.col5_max,
+                                                     folder)
     t_s = _time_base(cols.t, meta, inplace=True)
     codes = cols.ddir
     ddir, present = _ddir_labels(path, codes, cols.ddir_counts)
@@ -383,14 +305,14 @@ def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str,
     return out
 
 
-def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
-                data: bytes | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _parse_hist(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
+                folder: RunFolder | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     full, coarse, unit_native = layout_for(ncol - 3)
     tab = read_int_table(path, ncol, data=data)
     source = str(path)
     name = meta["log_name"]
     ltype = (name["type"] or "clat_hist").replace("_hist", "")
-    companion, how = _companion(path, name["prefix"])
+    companion, how = _companion(path, name["prefix"], folder)
     job = _job_key(name, companion)
     meta["workload"] = _job_workload(companion, job)
     scale = 1000.0 if unit_native == "µs" else 1.0
@@ -437,8 +359,9 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any],
     return summary_frame(source, rows), series
 
 
-def parse(path: Path, data: bytes | None = None) -> Parsed:
-    """Read a log; ``data`` is its (decompressed) content, or None to memory-map the file."""
+def parse(path: Path, data: bytes | None = None, folder: RunFolder | None = None) -> Parsed:
+    """Read a log; ``data`` is its (decompressed) content, or None to memory-map the file; ``folder``: the
+    ingest's :class:`RunFolder` of the log's directory, where its companion fio JSON is looked up."""
     path = Path(path)
     if data is None:
         with open(path, "rb") as f:
@@ -454,12 +377,12 @@ def parse(path: Path, data: bytes | None = None) -> Parsed:
                             "log_type_from": "fio file naming <prefix>_<type>.<N>.log"}
     meta["log_type"] = meta["log_name"]["type"]
     if kind == "fio-hist-log":
-        summary, series = _parse_hist(path, len(fields), meta, data)
+        summary, series = _parse_hist(path, len(fields), meta, data, folder)
     else:
         meta["columns"] = meta.get("columns") or {4: "time_ms, value, ddir, bs",
                                                   5: "time_ms, value, ddir, bs, prio|offset",
                                                   6: "time_ms, value, ddir, bs, offset, prio"}[len(fields)]
-        summary, series = _parse_log(path, len(fields), meta, data)
+        summary, series = _parse_log(path, len(fields), meta, data, folder)
     return Parsed(path=str(path), kind=kind, meta=meta, summary=summary, series=series)
 
 
@@ -499,7 +422,7 @@ def _log_bin(v: np.ndarray) -> np.ndarray:
     return np.minimum((np.log2(np.maximum(v, 0) + 1.0) * 64).astype(np.int64), _SUB - 1)
 
 
-def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parsed:
+def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: RunFolder | None = None) -> Parsed:
     """A 4-6 column log read in blocks of ``chunk_bytes`` with bounded memory; same summary as
     :func:`parse` (means and standard deviations merged per block: equal to a few ulps; exact
     percentiles in two passes: the first finds the coarse bin (64 per power of two) holding each order
@@ -519,7 +442,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parse
         raise IngestError(path, "expected a fio log: lines of 4-6 comma-separated integers "
                                 "(or 3 + 1856/1216 for a histogram log)", line=1)
     if kind == "fio-hist-log":
-        return parse(path, read_all(path) if comp else None)
+        return parse(path, read_all(path) if comp else None, folder)
     ncol = len(fields)
     meta: dict[str, Any] = {"tool": "fio", "log_name": _log_name(path),
                             "log_type_from": "fio file naming <prefix>_<type>.<N>.log"}
@@ -547,7 +470,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None) -> Parse
             v = cols.value[cols.ddir == code]
             mom[code].add(v)
             hist[code] += np.bincount(_log_bin(v), minlength=_SUB)
-    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, bs_min, bs_max, c5)
+    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, bs_min, bs_max, c5, folder)
     source = str(path)
     present = np.flatnonzero(counts)
     cats = DDIR_NAMES[present].tolist()

@@ -52,7 +52,7 @@ from .context import Contexts
 from .discovery import NOT_INGESTED, iter_files
 from .manifest import load_manifest
 from .tables import OPTIONAL as OPTIONAL_TABLES
-from .walk import IngestResult, assemble, ingest_file
+from .walk import IngestResult, assemble, ingest_files
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
 #: a part that only lives until the merge is an Arrow IPC stream (``.arrows``), lz4-compressed: on a
@@ -300,8 +300,8 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
         sinks.append(_PartSink(out, batch, len(sinks), keys, split))
         return sinks[-1]
 
-    outcomes = [ingest_file(rootp / r, rootp, contexts.get((rootp / r).parent), manifest, sink_for, lenient)
-                for r in rels]
+    work = [(rootp / r, contexts.get((rootp / r).parent)) for r in rels]
+    outcomes = list(ingest_files(work, rootp, manifest, sink_for=sink_for, lenient=lenient))
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None, series_keys=False)  # series as stored: run keys once per file, in files
     rows = {"summary": _write_parts(res.summary, out / "summary", batch, split),

@@ -45,7 +45,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -57,6 +57,7 @@ from .compress import compression
 from .detect import HEAD_BYTES, detect, read
 from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat
 from .manifest import load_manifest, sha256_file
+from .runfolder import RunFolder
 from .keys import KEY_COLUMNS, typed_keys
 from .validate import problems
 
@@ -204,7 +205,7 @@ def _read_once(p: Path, size: int) -> bytes | None:
 
 
 def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, str] | None,
-                sink_for=None, lenient: bool = False) -> FileOutcome:
+                sink_for=None, lenient: bool = False, folder: RunFolder | None = None) -> FileOutcome:
     """Read one file below ``root`` with its directory's run context; never raises ``IngestError`` (the
     error goes in the row and ``failed``).  The unit of work of the serial, pool and Dask paths.
 
@@ -212,7 +213,9 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     the series of a file read in blocks (``detect.streams``) block by block, and has a ``close()``; then
     the outcome's series is empty.  Its ``requests(frame)`` method, if any, takes a streamed block trace's
     request rows (then the outcome has none).  Without it those blocks are concatenated in memory.
-    ``lenient``: the module docstring's strict rules relaxed."""
+    ``lenient``: the module docstring's strict rules relaxed.  ``folder``: the :class:`RunFolder` of
+    ``p``'s directory while the caller reads that folder (:func:`ingest_files`), so that a fio JSON and
+    the logs beside it share one parse of it."""
     rel = p.relative_to(root).as_posix()
     why, st = refusal_stat(p, root)
     if why:
@@ -276,7 +279,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                 if sink_for is not None:
                     sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
                                      "kind": kind, "source": rel})
-                parsed = _read_fio_json_once(p, st, kind, plain) or read(p, sink, data=plain, kind=kind)
+                parsed = read(p, sink, data=plain, kind=kind, folder=folder)
                 bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
                 if bad:  # values no tool prints: failed, its rows kept out of the tables
                     raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
@@ -311,19 +314,16 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     return out
 
 
-def _read_fio_json_once(p: Path, st: os.stat_result, kind: str, plain: bytes | None) -> "Parsed | None":
-    """A fio JSON output is parsed once per ingest: by the first of its own turn (then the logs beside
-    it take that parse as their companion) and a log's companion search (then its own turn takes that
-    one), while its size and mtime are unchanged.  None: not one (read it), or compressed (read it: the
-    reader's meta says how)."""
-    if kind != "fio-json" or plain is None:
-        return None
-    from .fio_log import known_fio_json, seen_fio_json
-    parsed = known_fio_json(p, st)
-    if parsed is None:
-        parsed = read(p, None, data=plain, kind=kind)
-        seen_fio_json(p, st, parsed)
-    return parsed
+def ingest_files(work: "Iterable[tuple[Path, dict[str, Any]]]", root: Path, manifest: dict[str, str] | None,
+                 sink_for=None, lenient: bool = False) -> "Iterator[FileOutcome]":
+    """:func:`ingest_file` of each ``(path, run context)`` of ``work`` in turn, with one :class:`RunFolder`
+    per stretch of files of one directory (the walk lists a folder's files together): a fio JSON is
+    parsed once for itself and the logs beside it."""
+    folder: RunFolder | None = None
+    for p, ctx in work:
+        if folder is None or not folder.holds(p):
+            folder = RunFolder(p.parent)
+        yield ingest_file(p, root, ctx, manifest, sink_for=sink_for, lenient=lenient, folder=folder)
 
 
 @dataclass
@@ -446,8 +446,7 @@ def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = Fa
 def _ingest_chunk(work: list[tuple[Path, dict[str, Any]]]) -> _Chunk:
     """A pool worker's unit: read consecutive files and hand back their stacked tables (one pickled
     object per chunk; pickling the per-file frames cost more than reading them)."""
-    return _chunk([ingest_file(p, _WORKER["root"], ctx, _WORKER["manifest"], lenient=_WORKER["lenient"])
-                   for p, ctx in work])
+    return _chunk(list(ingest_files(work, _WORKER["root"], _WORKER["manifest"], lenient=_WORKER["lenient"])))
 
 
 def _chunks(work: list, jobs: int) -> list[list]:
@@ -501,8 +500,8 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     jobs = max(1, min(jobs, len(paths) // 16))
     if jobs == 1:
         outcomes = []
-        for p, ctx in work:
-            outcomes.append(ingest_file(p, root, ctx, manifest, lenient=lenient))
+        for o in ingest_files(work, root, manifest, lenient=lenient):
+            outcomes.append(o)
             if bar is not None:
                 bar.update()
         chunks = [_chunk(outcomes)]

@@ -1,0 +1,82 @@
+"""A run folder: one directory's fio JSON outputs, parsed once and handed to the logs beside them.
+
+fio writes its logs (``write_{lat,bw,iops,hist}_log``) next to its JSON output; a log's latency unit,
+job name and workload come from that JSON (its *companion*, :mod:`.fio_log`).  The ingest keeps one
+:class:`RunFolder` while it reads a folder's files: a fio JSON is parsed at its own turn or at the first
+log that looks for its companion, whichever comes first, and the other takes that parse.  Nothing is
+kept beyond the folder's turn (no process-wide cache): a reader called on one file gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import fio
+from .base import CBT_DERIVED_PREFIX, IngestError, Parsed, cbt_derived
+from .compress import read_all, read_head
+from .discovery import context_kind
+
+#: files larger than this are not opened to look for a fio JSON (fio's JSON output is KiB to a few MiB)
+MAX_JSON_BYTES = 64 << 20
+
+
+class RunFolder:
+    """The fio JSON outputs of ``folder``, each parsed at most once while this object lives."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self._docs: dict[str, tuple[int, Parsed]] = {}  # path → (length of the content parsed, parse)
+        self._listed: list[Parsed] | None = None
+        self._unlisted = False
+
+    def holds(self, path: str | Path) -> bool:
+        """Whether ``path`` is a file of this folder."""
+        return Path(path).parent == self.folder
+
+    def fio_json(self, path: str | Path, data: bytes) -> Parsed:
+        """``path`` (a file of this folder, content ``data``, decompressed) parsed as fio JSON, once: a
+        second call with content of the same length gets the first parse (its own ``meta`` dict)."""
+        key = str(path)
+        hit = self._docs.get(key)
+        if hit is None or hit[0] != len(data):
+            hit = (len(data), fio.decode(Path(path), data))
+            self._docs[key] = hit
+        return hit[1].with_meta(dict(hit[1].meta))
+
+    def companions(self, log: str | Path) -> list[Parsed] | None:
+        """Every fio JSON output of the folder but ``log`` itself, parsed; None when the folder cannot
+        be listed.  Files that are context by their name (run.json, the capture's osd_config.json.gz)
+        and CBT's derived copies are not opened."""
+        if self._listed is None and not self._unlisted:
+            self._listed = self._scan()
+            self._unlisted = self._listed is None
+        if self._listed is None:
+            return None
+        return [d for d in self._listed if d.path != str(log)]
+
+    def _scan(self) -> list[Parsed] | None:
+        try:
+            entries = sorted(os.scandir(self.folder), key=lambda e: e.name)
+            listing = [(e.name, e.stat().st_size) for e in entries if e.is_file()]
+        except OSError:
+            return None
+        parsed: list[Parsed] = []
+        for name, size in listing:
+            path = self.folder / name
+            if size > MAX_JSON_BYTES or (name.startswith(CBT_DERIVED_PREFIX) and cbt_derived(path)):
+                continue  # CBT's copy of the output beside it
+            if context_kind(path, name) is not None:
+                continue  # context by its name: never read as fio JSON
+            try:
+                head, _ = read_head(str(path))
+                if fio.sniff(head):
+                    parsed.append(self.fio_json(path, read_all(path)))  # kept for the walk's own turn
+            except IngestError:
+                continue
+        return parsed
+
+
+def folder_for(path: str | Path, folder: RunFolder | None) -> RunFolder:
+    """``folder`` when it holds ``path``, else a fresh :class:`RunFolder` of ``path``'s directory."""
+    return folder if folder is not None and folder.holds(path) else RunFolder(Path(path).parent)
