@@ -58,7 +58,7 @@ $(PROC)/data-dir.txt: FORCE
 	@mkdir -p $(PROC); echo "$(abspath $(DATA))" | cmp -s - $@ || echo "$(abspath $(DATA))" > $@
 # ingest exit 1 = some files failed and the tables hold the rest: the report is made from what was read,
 # and `analysis failures` ends `make report` with exit 1 naming them (file:line: what was expected)
-$(PROC)/tables.json: .venv/.installed .venv/.native $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/tables.json -print -quit 2>/dev/null) $(wildcard analysis/ingest/*.py)
+$(PROC)/tables.json: .venv/.installed .venv/.native $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/tables.json -print -quit 2>/dev/null) $(shell find analysis/ingest -name '*.py') analysis/store.py
 	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]
 data: $(PROC)/tables.json
 

@@ -191,7 +191,7 @@ def _table_path(proc: Path, name: str) -> Path | None:
 
 
 def _claims(a: argparse.Namespace) -> int:
-    from .ingest.tables import TableSetError, verify
+    from .store import TableSetError, verify
     proc, out = Path(a.processed), Path(a.out)
     try:
         verify(proc)  # one complete ingest's set, or a one-line error naming `make data`
@@ -215,8 +215,8 @@ def _claims(a: argparse.Namespace) -> int:
     if "campaign" not in names:  # runs that name no campaign (bare tool outputs, CBT archives)
         summary = series = pd.DataFrame({"campaign": pd.Series(dtype=str)})
     else:
-        from .ingest.tables import read
-        summary, series = (read(proc, n, check=False, filters=flt) for n in ("summary", "series"))
+        from .store import read_table
+        summary, series = (read_table(proc, n, check=False, filters=flt) for n in ("summary", "series"))
     have = set(summary["campaign"].astype(str))
     absent = [c for c in a.campaign if c not in have]
     if absent:

@@ -67,7 +67,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
                                    "run.json 16, fio 32'; the run context's value is kept"),
     ("series", "(summary's columns) + t_s", "one row per sample; t_s: seconds from the file's own start. Stored "
      "with campaign as its only run key; the others are stored once per file in files and joined on source = path "
-     "by analysis.ingest.tables.read and the DuckDB source (analysis.stats.aggregate.source)"),
+     "by analysis.store.read_table and the DuckDB source (analysis.stats.aggregate.source)"),
     ("blk_requests", "sector, bytes, rwbs, pid, q, g, i, d, c (ns)",
      "one row per block request (completion) from blktrace / blkparse, with the run keys"),
 )

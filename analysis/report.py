@@ -420,12 +420,12 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset(),
 
 def dataset_section(processed: str | Path) -> str:
     """The data set in three lines, from ``files.parquet`` of the processed tables (read through
-    :mod:`analysis.ingest.tables`): files read and their status; per campaign its runs and Ceph version;
+    :mod:`analysis.store`): files read and their status; per campaign its runs and Ceph version;
     the machines as the runs recorded them (CPUs, kernel).  A missing or inconsistent table set says so."""
-    from .ingest import tables
+    from . import store
     try:
-        files = tables.read(processed, "files")  # one row per file: small
-    except (FileNotFoundError, tables.TableSetError) as e:
+        files = store.read_table(processed, "files")  # one row per file: small
+    except (FileNotFoundError, store.TableSetError) as e:
         return f"<section id='data-set'><h2>The data set</h2><p>{html.escape(str(e))}</p></section>"
     st = files["status"].value_counts()
     line1 = (f"{len(files):,} files in the ingest of <code>{html.escape(str(processed))}</code>: "

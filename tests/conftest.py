@@ -28,7 +28,7 @@ PROC = ROOT / "data" / "processed"
 def real_proc(tmp_path_factory) -> Path:
     """The processed tables of the shipped data: data/processed when `make data` has built a complete set,
     else the shipped data/raw ingested once for the whole test run (pytest run by hand on a clean clone)."""
-    from analysis.ingest.tables import TableSetError, verify
+    from analysis.store import TableSetError, verify
     try:
         verify(PROC)
         return PROC

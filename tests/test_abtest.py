@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.ingest.tables import commit
+from analysis.store import commit
 from analysis.stats import abtest as ab
 from conftest import ROOT
 

@@ -14,7 +14,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.ingest import tables as tset
+from analysis import store as tset
 from analysis.stats import aggregate as ag
 from conftest import ROOT
 

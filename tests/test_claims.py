@@ -231,7 +231,7 @@ def test_repeats_needed_is_the_rounded_up_root_of_solve_power():
 # --- the CLI and the report ------------------------------------------------------------------------
 
 def test_cli_exits_2_naming_the_missing_table(tmp_path, capsys):
-    from analysis.ingest import tables as tset
+    from analysis import store as tset
     assert main(["claims", "--processed", str(tmp_path), "--out", str(tmp_path / "c.csv")]) == 2
     err = capsys.readouterr().err.strip()
     assert "no processed tables" in err and "make data" in err and len(err.splitlines()) == 1
@@ -290,8 +290,8 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["claims.csv"]  # written atomically: no temp file left
     t = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert list(t.columns) == EXPECTED_COLUMNS and (t["campaign"] == "qos-2026").all()
-    from analysis.ingest.tables import read
-    summary, series = (read(real_proc, n, filters=[("campaign", "==", "qos-2026")]) for n in ("summary", "series"))
+    from analysis.store import read_table
+    summary, series = (read_table(real_proc, n, filters=[("campaign", "==", "qos-2026")]) for n in ("summary", "series"))
     rc = reconcile(load_all(), run_metrics(summary, series, "qos-2026"))
     assert len(t) == len(rc) and t["claim_id"].is_unique
     assert (t["verdict"] == "holds").sum() == (rc["verdict"] == "holds").sum()

@@ -322,7 +322,7 @@ def test_a_notebook_run_per_study_takes_its_title_from_its_computed_heading():
 def test_the_data_set_in_three_lines_from_the_files_table(tmp_path):
     import pandas as pd
 
-    from analysis.ingest import tables
+    from analysis import store as tables
     from analysis.report import dataset_section
     proc = tmp_path / "p"
     proc.mkdir()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.ingest.scale import canonical, ingest_dask, plan_batches, read_dataset
-from analysis.ingest.tables import verify
+from analysis.store import verify
 from analysis.ingest.manifest import write_manifest
 from analysis.ingest.walk import ingest, read_tables, write_tables
 
@@ -202,18 +202,18 @@ def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
 def test_the_dask_layout_reads_series_with_run_keys_and_key_filters(tmp_path, client):
     """Partitioned series (no run keys in the parts): ``tables.read`` joins them from ``files`` as for the
     single file, and a filter on a joined key selects through ``files``."""
-    from analysis.ingest import tables as tset
+    from analysis import store as tset
     from test_tables import _keyed_tree
     root = _keyed_tree(tmp_path / "raw")
     mem = ingest(root, progress=False, lenient=True)
     ingest_dask(root, tmp_path / "dask", batch_files=4, client=client, progress=False, lenient=True)
     part = next((tmp_path / "dask" / "series").glob("campaign=*/kind=*/part-*.parquet"))
     assert "repeat" not in pd.read_parquet(part).columns
-    got = tset.read(tmp_path / "dask", "series")
+    got = tset.read_table(tmp_path / "dask", "series")
     pd.testing.assert_frame_equal(canonical(got), canonical(mem.series), check_dtype=False)
     assert {c: str(got[c].dtype) for c in ("repeat", "iodepth", "max_scrubs")} == \
         {c: str(mem.series[c].dtype) for c in ("repeat", "iodepth", "max_scrubs")}
-    two = tset.read(tmp_path / "dask", "series", filters=[("repeat", "==", 2), ("kind", "in", ["fio-log"])])
+    two = tset.read_table(tmp_path / "dask", "series", filters=[("repeat", "==", 2), ("kind", "in", ["fio-log"])])
     want = mem.series[(mem.series["repeat"] == 2) & (mem.series["kind"] == "fio-log")]
     assert len(two) == len(want) > 0 and set(two["note"].astype(str)) == {"second"}
 
@@ -269,7 +269,7 @@ def test_a_merge_error_stops_the_ingest_and_leaves_the_previous_tables(tmp_path,
     to the error.)"""
     import errno
     import os
-    from analysis.ingest import tables as tset
+    from analysis import store as tset
     from analysis.ingest.scale import ingest_pool
     root = tmp_path / "tree"
     for i in range(6):

@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.ingest import tables as tset
+from analysis import store as tset
 from analysis.ingest.walk import ingest, read_tables, write_tables
 from analysis.stats.runs import load_summary
 from conftest import FIXTURES, ROOT
@@ -211,15 +211,15 @@ def test_series_is_stored_without_run_keys_and_read_back_with_them(tmp_path):
         write(out)
         assert pq.read_schema(out / "series.parquet").names == ["kind", "source", "job", "ddir", "metric", "value",
                                                                  "unit", "t_s", "campaign"]
-        got = tset.read(out, "series")
+        got = tset.read_table(out, "series")
         pd.testing.assert_frame_equal(got, mem.series)
-        two = tset.read(out, "series", filters=[("repeat", "==", 2), ("metric", "==", "clat")],
+        two = tset.read_table(out, "series", filters=[("repeat", "==", 2), ("metric", "==", "clat")],
                         columns=["source", "metric", "value", "repeat", "iodepth"])
         want = mem.series[(mem.series["repeat"] == 2) & (mem.series["metric"] == "clat")]
         assert list(two.columns) == ["source", "metric", "value", "repeat", "iodepth"]
         assert len(two) == len(want) > 0 and set(two["iodepth"]) == {8} and two["value"].sum() == want["value"].sum()
         assert str(two["repeat"].dtype) == "Int64"
-        none = tset.read(out, "series", filters=[("scenario", "==", "absent")], columns=["value", "scenario"])
+        none = tset.read_table(out, "series", filters=[("scenario", "==", "absent")], columns=["value", "scenario"])
         assert none.shape == (0, 2)  # no file has the key asked for: no rows, not an error
         n = duckdb.sql(f"SELECT repeat, max_scrubs, note, count(*) AS n FROM {source(out, 'series')} "
                        "GROUP BY ALL ORDER BY repeat").df()
@@ -234,7 +234,7 @@ def test_a_set_written_with_run_keys_on_every_series_row_still_reads(tmp_path):
     write_tables(mem, tmp_path / "out", root)
     mem.series.to_parquet(tmp_path / "out" / "series.parquet", index=False)
     tset.commit(tmp_path / "out", ["files", "summary", "series"], root)
-    pd.testing.assert_frame_equal(tset.read(tmp_path / "out", "series"), mem.series)
+    pd.testing.assert_frame_equal(tset.read_table(tmp_path / "out", "series"), mem.series)
 
 
 def test_merged_files_keep_min_max_where_readers_filter(tmp_path):

@@ -72,10 +72,10 @@ def load(path: str | Path, jobs: int = 1, lenient: bool = False) -> Loaded:
         raise IngestError(p, "no such file or folder: expected a folder of benchmark outputs, an archive, "
                              "one output file, or ingested tables")
     if p.is_dir() and _tables(p):  # the summary alone: the series table is ~100× larger and not needed
-        from .tables import TableSetError, read
+        from ..store import TableSetError, read_table
         try:
-            summary = read(p, "summary")
-            f = read(p, "files", check=False)
+            summary = read_table(p, "summary")
+            f = read_table(p, "files", check=False)
         except TableSetError as e:
             raise IngestError(p, str(e)) from None
         bad = f[f["status"] == "failed"] if "error" in f and "status" in f else None

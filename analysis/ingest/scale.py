@@ -4,7 +4,7 @@ written to parts by the process that read it; the parent holds only the files ta
 * :func:`ingest_pool` — the command line's default (``python -m analysis ingest DIR``): batches on a pool
   of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts (Arrow IPC streams,
   :data:`TEMP_SUFFIX`) merged by this process into the single-file layout ``<table>.parquet`` as the
-  batches come back, in walk order, while the workers read the next ones (:class:`.tables.PartMerger`,
+  batches come back, in walk order, while the workers read the next ones (:class:`analysis.store.PartMerger`,
   one row group in memory at a time);
 * :func:`ingest_dask` — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
   partitioned by campaign and kind.
@@ -17,7 +17,7 @@ Layout written under ``out``::
     blk_requests/campaign=<c>/kind=<k>/part-<batch>.parquet
 
 ``series`` is stored without run keys in either layout (a file's keys are in ``files``; campaign is kept
-in the single file, in the folder name here): :func:`analysis.ingest.tables.read` joins them back.
+in the single file, in the folder name here): :func:`analysis.store.read_table` joins them back.
 
 A file without a campaign goes under ``campaign=_none``.  Files are grouped into batches of
 consecutive files in walk order (at most ``batch_bytes`` of input or ``batch_files`` files, by
@@ -28,7 +28,7 @@ to the client.  Everything is written below ``out/.ingest-<pid>/`` and moved int
 task has finished: an interrupted run leaves the previous tables as they were.  With an ADDRESS the
 workers must import this package and see ``root`` and ``out`` at the same paths (a shared filesystem).
 
-:func:`analysis.ingest.tables.read_dataset` reads a table back into pandas; :func:`canonical` puts a table in a canonical
+:func:`analysis.store.read_dataset` reads a table back into pandas; :func:`canonical` puts a table in a canonical
 form (rows sorted, categoricals as strings) so the serial and the Dask tables can be compared.
 """
 
@@ -45,14 +45,14 @@ from typing import Any
 import pandas as pd
 
 from . import _native
-from . import tables as tset
-from .tables import NO_CAMPAIGN, read_dataset, stringish  # noqa: F401 (read_dataset: re-exported)
+from .. import store as tset
+from ..store import NO_CAMPAIGN, read_dataset, stringish  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError, category_names
 from .context import Contexts
 from .discovery import NOT_INGESTED, iter_files
 from .manifest import load_manifest
-from .tables import OPTIONAL as OPTIONAL_TABLES
-from .walk import IngestResult, assemble, ingest_files
+from ..store import OPTIONAL as OPTIONAL_TABLES
+from .walk import assemble, ingest_files
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
 #: a part that only lives until the merge is an Arrow IPC stream (``.arrows``), lz4-compressed: on a
@@ -403,7 +403,7 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
     """Read every file below ``root`` in batches and write ``out/<table>.parquet`` (the single-file layout)
     with bounded memory: ``jobs`` forked processes (``jobs=1``: this process) each read a batch and write
     its tables as parts; this process merges each batch's parts into one file per table as soon as the
-    batches before it are back (walk order), while the workers read on (:class:`.tables.PartMerger`).
+    batches before it are back (walk order), while the workers read on (:class:`analysis.store.PartMerger`).
     Everything is staged in ``out/.ingest-<pid>/``; the set is switched in as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
     :class:`.walk.WorkerDied` naming the files not read; nothing is written then."""
     from .walk import WorkerDied, assemble as _assemble_empty, remove_stale_temps
@@ -537,7 +537,7 @@ def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, w
     files, failed = _collect(results, rels, manifest)
     rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
     tset.write_parquet(files, tmp / "files.parquet")
-    tset.begin(out)  # no complete set in out until commit (analysis.ingest.tables)
+    tset.begin(out)  # no complete set in out until commit (analysis.store)
     _swap_in(tmp, out, TABLES)
     os.replace(tmp / "files.parquet", out / "files.parquet")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -558,10 +558,3 @@ def canonical(df: pd.DataFrame) -> pd.DataFrame:
             d[c] = d[c].astype("string")
     d = d[[c for c in sorted(d.columns) if d[c].notna().any()]]
     return d.sort_values(list(d.columns), kind="stable", na_position="first").reset_index(drop=True)
-
-
-def read_result(out: str | Path) -> IngestResult:
-    """The tables under ``out`` as an :class:`~analysis.ingest.walk.IngestResult`, whichever layout
-    wrote them (``<name>.parquet`` from the serial path, ``<name>/`` from :func:`ingest_dask`)."""
-    from .walk import read_tables
-    return read_tables(out)

@@ -3,7 +3,7 @@
 This module holds the per-file work (:func:`ingest_file`: manifest check, role by name, reader, value
 rules) and the in-memory path (:func:`ingest`, serial or a fork pool); around it: which files and what
 each is by name (:mod:`.discovery`), run keys (:mod:`.context`), the checksum manifest (:mod:`.manifest`),
-the value rules (:mod:`.validate`), the table set on disk (:mod:`.tables`), the bounded-memory default
+the value rules (:mod:`.validate`), the table set on disk (:mod:`analysis.store`), the bounded-memory default
 of ``python -m analysis ingest`` (:mod:`.scale`).
 
 Any layout works.  Run context is attached from the nearest enclosing
@@ -119,8 +119,8 @@ def _attach(st: _Stacked, contexts: list[dict[str, Any]], base_cols: list[str], 
     ``kind``, ``base_cols`` (``source`` = the path), ``KEY_COLUMNS`` (always), then the other keys in
     order of first appearance among files with rows; keys are categoricals with ``str`` categories,
     typed ``string`` when no file has them.  ``keys=False``: of the run keys only those the stored
-    series keeps (:data:`.tables.SERIES_STORED_KEYS`; the rest are joined from ``files`` on read)."""
-    from .tables import SERIES_STORED_KEYS
+    series keeps (:data:`analysis.store.SERIES_STORED_KEYS`; the rest are joined from ``files`` on read)."""
+    from ..store import SERIES_STORED_KEYS
     extra: list[str] = []
     seen = set(KEY_COLUMNS) | {"kind", "source", "context_source"}
     for i in np.unique(st.fid).tolist() if keys else []:
@@ -372,7 +372,7 @@ def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
            manifest: dict[str, str] | None, series_keys: bool = True) -> IngestResult:
     """The tables of consecutive chunks (in walk order) plus the run-context errors (path relative to
     the root, error) and the manifest's entries that no file matched.  ``series_keys=False``: the series
-    as stored (:func:`.tables.stored_series`: run keys once per file, in ``files``)."""
+    as stored (:func:`analysis.store.stored_series`: run keys once per file, in ``files``)."""
     file_rows = [r for c in chunks for r in c.rows]
     failed = [f for c in chunks for f in c.failed]
     for rel, e in context_errors:
@@ -537,12 +537,12 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
 def read_tables(processed: str | Path) -> IngestResult:
     """The tables :func:`write_tables` (``make data``) or ``scale.ingest_dask`` wrote, as an
     :class:`IngestResult` (``failed`` is rebuilt from the files table's ``failed`` rows).
-    ``tables.TableSetError`` when they are not one ingest's complete set (:func:`.tables.verify`)."""
-    from .tables import OPTIONAL, read, verify
+    ``tables.TableSetError`` when they are not one ingest's complete set (:func:`analysis.store.verify`)."""
+    from ..store import OPTIONAL, read_table, verify
     p = Path(processed)
     rec = verify(p)
-    t = {n: read(p, n, check=False) for n in ("files", "summary", "series")}
-    extra = {n: read(p, n, check=False) for n in OPTIONAL if n in rec["tables"]}
+    t = {n: read_table(p, n, check=False) for n in ("files", "summary", "series")}
+    extra = {n: read_table(p, n, check=False) for n in OPTIONAL if n in rec["tables"]}
     f = t["files"]
     failed = list(zip(f.loc[f["status"] == "failed", "path"], f.loc[f["status"] == "failed", "error"])) \
         if "error" in f else []
@@ -589,9 +589,9 @@ def remove_stale_temps(out: Path) -> list[Path]:
 
 def write_tables(result: IngestResult, out: str | Path, root: str | Path | None = None) -> dict[str, Path]:
     """Write files/summary/series Parquet as one set: all to temp files first, then ``tables.json`` withdrawn,
-    each table renamed into place, and ``tables.json`` written last (:mod:`.tables`; ``root``: the ingested
+    each table renamed into place, and ``tables.json`` written last (:mod:`analysis.store`; ``root``: the ingested
     tree, whose manifest digest it records).  Temp files of killed earlier runs are removed first."""
-    from . import tables as tset
+    from .. import store as tset
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)

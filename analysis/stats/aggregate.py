@@ -53,9 +53,9 @@ def source(proc: str | Path, table: str) -> str:
     """DuckDB FROM-expression for ``table`` under ``proc``: the partitioned dataset ``proc/table/``
     if it holds Parquet files (it wins over a single file), else ``proc/table.parquet``.
 
-    The folder must hold one complete ingest's set (``analysis.ingest.tables.verify``: TableSetError
+    The folder must hold one complete ingest's set (``analysis.store.verify``: TableSetError
     naming ``make data`` otherwise); FileNotFoundError naming both paths if the set lacks ``table``."""
-    from analysis.ingest.tables import verify
+    from analysis.store import verify
     proc = Path(proc)
     verify(proc)  # a half-replaced or hand-mixed folder is refused, never aggregated
     expr = _table_source(proc, table)
@@ -64,11 +64,11 @@ def source(proc: str | Path, table: str) -> str:
 
 def _with_run_keys(proc: Path, expr: str) -> str:
     """The stored series ``expr`` with the run keys ``files`` holds once per file joined on ``source`` =
-    ``path`` (``analysis.ingest.tables.SERIES_STORED_KEYS``): the columns :func:`analysis.ingest.tables.read`
+    ``path`` (``analysis.store.SERIES_STORED_KEYS``): the columns :func:`analysis.store.read_table`
     gives.  A filter on a joined key is pushed to ``files`` by DuckDB's optimiser."""
     import pyarrow.parquet as pq
     from analysis.ingest.keys import FILE_COLUMNS
-    from analysis.ingest.tables import stored_names, layout
+    from analysis.store import stored_names, layout
     kind = layout(proc, "series")
     if kind is None or layout(proc, "files") != "file":
         return expr

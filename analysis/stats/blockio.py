@@ -64,14 +64,14 @@ _REQ_COLS = ["dev", "sector", "nbytes", "rwbs", "ddir", "n_bios", "q_ns", "d_ns"
 def load_tables(data_dir: str | Path, processed_dir: str | Path,
                 names: Sequence[str] = ("blk_requests", "series", "files")) -> dict[str, pd.DataFrame]:
     """Each table of ``names`` from the set in ``processed_dir`` (``make data`` builds it from ``data_dir``):
-    ``analysis.ingest.tables.TableSetError`` when the set is missing or incomplete, FileNotFoundError when
+    ``analysis.store.TableSetError`` when the set is missing or incomplete, FileNotFoundError when
     it has no such table (no block traces in the data)."""
-    from analysis.ingest.tables import TableSetError, read, verify
+    from analysis.store import TableSetError, read_table, verify
     try:
         verify(processed_dir)
     except TableSetError as e:  # never a silent re-read of the raw data: say what builds the tables
         raise TableSetError(f"{e} (DATA={data_dir})") from None
-    return {n: read(processed_dir, n, check=False) for n in names}
+    return {n: read_table(processed_dir, n, check=False) for n in names}
 
 
 def devno(dev: np.ndarray | pd.Series) -> np.ndarray:

@@ -12,16 +12,16 @@ from .consistency import as_rounds
 
 
 def _load(table: str, data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
-    from analysis.ingest.tables import TableSetError, read
+    from analysis.store import TableSetError, read_table
     try:
-        return read(processed_dir, table)
+        return read_table(processed_dir, table)
     except TableSetError as e:  # never a silent re-read of the raw data: say what builds the tables
         raise TableSetError(f"{e} (DATA={data_dir})") from None
 
 
 def load_series(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
     """The series table of the set in ``processed_dir`` (``make data`` builds it from ``data_dir``);
-    ``analysis.ingest.tables.TableSetError`` naming the command when it is missing or incomplete."""
+    ``analysis.store.TableSetError`` naming the command when it is missing or incomplete."""
     return _load("series", data_dir, processed_dir)
 
 

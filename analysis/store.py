@@ -1,4 +1,6 @@
-"""One ingest's tables are one set: ``tables.json`` says which tables it wrote and what each holds.
+"""The store of processed tables (``data/processed``): reading, writing and verifying one ingest's set.
+
+One ingest's tables are one set: ``tables.json`` says which tables it wrote and what each holds.
 
 An ingest (``python -m analysis ingest``, serial or ``--dask``) removes ``tables.json`` before it replaces
 any table and writes it, atomically, only after every table is in place: the commit record of the set.
@@ -25,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import SERIES_COLUMNS
-from .keys import FILE_COLUMNS, KEY_COLUMNS, typed_keys
+from .ingest.base import SERIES_COLUMNS
+from .ingest.keys import FILE_COLUMNS, KEY_COLUMNS, typed_keys
 
 RECORD = "tables.json"
 #: the tables every ingest writes (``blk_requests`` only when block traces are present)
@@ -38,7 +40,7 @@ NO_CAMPAIGN = "_none"
 
 #: the run keys a stored ``series`` row keeps (a campaign filter needs no join, and the Dask layout splits by
 #: it); every other run key is stored once per file, in ``files``, and joined on ``source`` = ``path`` by
-#: :func:`read`.  Measured on a 4.3 M-row slice of the shipped series (zstd, 2-vCPU VM): its 78 run-key
+#: :func:`read_table`.  Measured on a 4.3 M-row slice of the shipped series (zstd, 2-vCPU VM): its 78 run-key
 #: columns took 1.28 s of the 1.59 s a Parquet write took, and 0.8 of its 7.2 MB.
 SERIES_STORED_KEYS = ("campaign",)
 
@@ -48,11 +50,17 @@ class TableSetError(Exception):
     table and what differs, and how to rebuild it."""
 
 
+#: the sources that decide what an ingest writes: the readers and walk, and this store
+CODE = (Path(__file__).parent / "ingest", Path(__file__))
+
+
 def _code_digest() -> str:
-    """SHA-256 (12 hex) over the ingest package's sources: which reader code wrote a set."""
+    """SHA-256 (12 hex) over the ingest package's sources (subpackages too) and this module's: which
+    reader code wrote a set."""
     h = hashlib.sha256()
-    for p in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(p.name.encode())
+    pkg, store = CODE
+    for p in sorted(pkg.rglob("*.py")) + [store]:
+        h.update(p.relative_to(pkg.parent).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
 
@@ -168,7 +176,7 @@ def verify(out: str | Path) -> dict[str, Any]:
 
 def stored_series(df: pd.DataFrame) -> pd.DataFrame:
     """``series`` as an ingest stores it: its own columns and :data:`SERIES_STORED_KEYS`, without the other
-    run keys (``files`` holds them once per file; :func:`read` joins them back)."""
+    run keys (``files`` holds them once per file; :func:`read_table` joins them back)."""
     drop = [c for c in df.columns if c not in ("kind", *SERIES_COLUMNS, *SERIES_STORED_KEYS)]
     return df.drop(columns=drop) if drop else df
 
@@ -221,7 +229,7 @@ def join_run_keys(series: pd.DataFrame, files: pd.DataFrame, want: list[str] | N
     return typed_keys(out)
 
 
-def read(out: str | Path, name: str, columns: list[str] | None = None, check: bool = True,
+def read_table(out: str | Path, name: str, columns: list[str] | None = None, check: bool = True,
          filters: list[tuple[str, str, Any]] | None = None):
     """Table ``name`` of the set in ``out`` as a DataFrame, either layout (``columns``: only those;
     ``filters``: rows passing every ``(column, op, value)``, pyarrow's form), after :func:`verify`
@@ -244,7 +252,7 @@ def read(out: str | Path, name: str, columns: list[str] | None = None, check: bo
     if joined:
         on_keys = [f for f in flt if f[0] not in stored]
         if on_keys or columns is None or any(c in keys or c in KEY_COLUMNS for c in columns if c not in stored):
-            files = read(out, "files", check=False, filters=on_keys or None,
+            files = read_table(out, "files", check=False, filters=on_keys or None,
                          columns=["path", "status", *[k for k in keys if columns is None or k in columns]])
         if on_keys:
             flt = [f for f in flt if f[0] in stored] + [("source", "in", files["path"].astype(str).tolist())]
