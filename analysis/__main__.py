@@ -11,10 +11,10 @@ from pathlib import Path
 
 def _ingest_dask(args: argparse.Namespace) -> int:
     from .ingest.base import IngestError
-    from .ingest.scale import ingest_dask
+    from .ingest.scale import ingest_batches
     try:
-        res = ingest_dask(args.dir, args.out, address=args.dask or None, workers=args.workers,
-                          progress=None if not args.no_progress else False, lenient=args.lenient)
+        res = ingest_batches(args.dir, args.out, dask=True, address=args.dask or None, workers=args.workers,
+                             progress=None if not args.no_progress else False, lenient=args.lenient)
     except IngestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -55,8 +55,9 @@ def _ingest(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return _ingest_dask(args)
     from .ingest.base import IngestError
-    from .ingest.scale import ingest_pool
-    from .ingest.walk import WorkerDied, check_writable, ingest, write_tables
+    from .ingest.executors import WorkerDied
+    from .ingest.scale import ingest_batches
+    from .ingest.walk import check_writable, ingest, write_tables
     try:
         check_writable(args.out)  # before the ingest, not after it: a read-only or full --out fails at once
     except OSError as e:
@@ -66,7 +67,7 @@ def _ingest(args: argparse.Namespace) -> int:
     jobs = args.jobs or _cores()
     try:
         if Path(args.dir).is_dir():  # bounded memory: batches written as parts, merged one at a time
-            res = ingest_pool(args.dir, args.out, jobs=jobs, lenient=args.lenient, progress=progress)
+            res = ingest_batches(args.dir, args.out, jobs=jobs, lenient=args.lenient, progress=progress)
             files, failed, rows = res.files, res.failed, res.rows
             where = (", ".join(str(Path(args.out) / f"{t}.parquet") for t in rows)
                      + f" ({len(files)} files in {res.batches} batches on {res.workers} process(es): read "

@@ -126,7 +126,7 @@ def test_memory_with_a_sink_does_not_grow_with_the_file(tmp_path):
 
 def test_both_ingest_paths_stream_a_large_log_to_the_same_tables(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from analysis.ingest.scale import canonical, ingest_dask
+    from analysis.ingest.scale import canonical, ingest_batches
 
     root = tmp_path / "raw"
     _big_log(root / "run", 100)
@@ -135,7 +135,7 @@ def test_both_ingest_paths_stream_a_large_log_to_the_same_tables(tmp_path, monke
     write_tables(ingest(root, progress=False), tmp_path / "serial")
     with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0", silence_logs=40) as c, \
             distributed.Client(c) as client:                          # in-process: sees the monkeypatch
-        res = ingest_dask(root, tmp_path / "dask", client=client, progress=False)
+        res = ingest_batches(root, tmp_path / "dask", dask=True, client=client, progress=False)
     assert res.rows["series"] == 150_000
     import pyarrow.parquet as pq
     streamed = list((tmp_path / "dask" / "series").glob("campaign=_none/kind=fio-log/part-*-*.parquet"))

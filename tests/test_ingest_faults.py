@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.ingest import discovery, walk
+from analysis.ingest import discovery, executors, walk
 from conftest import FIXTURES, ROOT
 
 
@@ -57,9 +57,9 @@ def test_a_worker_killed_by_a_signal_ends_the_ingest_at_once_naming_the_files_no
             os.kill(os.getpid(), signal.SIGKILL)   # what the OOM killer does
         return real(p, *a, **kw)
     monkeypatch.setattr(walk, "ingest_file", deadly)
-    monkeypatch.setattr(walk, "start_method", lambda: "fork")   # the workers inherit the patched reader
+    monkeypatch.setattr(executors, "start_method", lambda: "fork")   # the workers inherit the patched reader
     t = time.monotonic()
-    with pytest.raises(walk.WorkerDied) as e:
+    with pytest.raises(executors.WorkerDied) as e:
         walk.ingest(root, progress=False, jobs=2)
     assert time.monotonic() - t < 60
     msg = str(e.value)
@@ -85,7 +85,8 @@ def test_the_cli_exits_4_on_a_dead_worker_and_keeps_the_previous_tables(tmp_path
                 os.kill(os.getpid(), signal.SIGKILL)
             return real(p, *a, **kw)
         walk.ingest_file = deadly
-        walk.start_method = lambda: "fork"
+        from analysis.ingest import executors
+        executors.start_method = lambda: "fork"
         from analysis.__main__ import main
         sys.exit(main(["ingest", {str(root)!r}, "--out", {str(out)!r}, "--jobs", "2", "--no-progress"]))
     """)
@@ -109,7 +110,8 @@ def test_killing_the_ingest_ends_its_workers(tmp_path):
             time.sleep(30)
             return real(p, *a, **kw)
         walk.ingest_file = slow
-        walk.start_method = lambda: {method!r}
+        from analysis.ingest import executors
+        executors.start_method = lambda: {method!r}
         print("ready", flush=True)
         walk.ingest({str(root)!r}, progress=False, jobs=2)
     """)
@@ -161,15 +163,13 @@ def test_one_file_is_ingested_with_its_folders_run_json_and_manifest_entry(tmp_p
     assert again.failed == [] and again.files["manifest"].tolist() == ["ok"]   # b.json is not asked for
 
 
-def _init_then_report(q, which: str) -> None:
+def _init_then_report(q) -> None:
     import signal
-    from analysis.ingest import scale, walk
-    walk._worker_init(Path("."), None) if which == "walk" else scale._pool_init()
+    executors.init_worker(None, ())  # every pool's worker initialiser (the in-memory and the batched ingest)
     q.put(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)
 
 
-@pytest.mark.parametrize("which", ["walk", "scale"])  # the in-memory pool and the default (batched) pool
-def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it(which):
+def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it():
     """A CI run hung here: an earlier test left a capture harness's SIGTERM handler in pytest, the forked
     workers inherited it, and a broken pool's SIGTERM could not end the worker still writing its result."""
     import multiprocessing as mp
@@ -178,7 +178,7 @@ def test_a_worker_dies_on_sigterm_even_when_its_parent_catches_it(which):
     try:
         ctx = mp.get_context("fork")
         q = ctx.Queue()
-        p = ctx.Process(target=_init_then_report, args=(q, which))
+        p = ctx.Process(target=_init_then_report, args=(q,))
         p.start()
         assert q.get(timeout=30) is True
         p.join(30)

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from analysis.ingest.scale import canonical, ingest_dask, plan_batches, read_dataset
+from analysis.ingest.scale import canonical, ingest_batches, plan_batches, read_dataset
 from analysis.store import verify
 from analysis.ingest.manifest import write_manifest
 from analysis.ingest.walk import ingest, read_tables, write_tables
@@ -58,7 +58,7 @@ def _same(a, b) -> None:
 def test_dask_tables_equal_the_serial_tables_on_every_fixture_format(tmp_path, client):
     serial, dask = tmp_path / "serial", tmp_path / "dask"
     write_tables(ingest(FIXTURES, progress=False, lenient=True), serial)
-    res = ingest_dask(FIXTURES, dask, batch_files=4, client=client, progress=False, lenient=True)  # many batches
+    res = ingest_batches(FIXTURES, dask, dask=True, batch_files=4, client=client, progress=False, lenient=True)  # many batches
     assert res.batches >= 10 and res.workers == 2 and res.failed == []
     a, b = read_tables(serial), read_tables(dask)
     assert len(b.series) == len(a.series) > 9000 and len(b.tables["blk_requests"]) == len(a.tables["blk_requests"]) > 3000
@@ -90,7 +90,7 @@ def test_failures_context_errors_and_manifest_gaps_match_the_serial_path(tmp_pat
     (root / "MANIFEST.sha256").write_text(manifest + f"{'0' * 64}  camp/missing.json\n")
     (root / "camp" / "good" / "gone.txt").unlink()
     a = ingest(root, progress=False)
-    res = ingest_dask(root, tmp_path / "dask", batch_files=2, client=client, progress=False)
+    res = ingest_batches(root, tmp_path / "dask", dask=True, batch_files=2, client=client, progress=False)
     assert sorted(res.failed) == sorted(a.failed)
     msgs = "\n".join(m for _, m in res.failed)
     assert "camp/bad/run.json" in msgs and ":2" in msgs                       # file and line, once
@@ -122,13 +122,10 @@ def test_our_local_cluster_workers_run_without_the_sampling_profiler():
     """Its threads hold frames (CPU, and a memory map's buffer stays exported: BufferError on close)."""
     import dask
 
-    from analysis.ingest.scale import _client
-    client, cluster = _client(None, 1)
-    try:
-        assert list(client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == [False]
-    finally:
-        client.close()
-        cluster.close()
+    from analysis.ingest.executors import dask_tasks
+    with dask_tasks(workers=1) as ex:
+        assert ex.cluster is not None and ex.workers == 1
+        assert list(ex.client.run(lambda: dask.config.get("distributed.worker.profile.enabled")).values()) == [False]
     assert dask.config.get("distributed.worker.profile.enabled") is True      # the caller's config untouched
 
 
@@ -185,8 +182,8 @@ def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
         return root
 
     code = ("import json, sys, pyarrow as pa\n"
-            "from analysis.ingest.scale import ingest_pool\n"
-            "r = ingest_pool(sys.argv[1], sys.argv[2], jobs=2, lenient=True, batch_files=16, progress=False)\n"
+            "from analysis.ingest.scale import ingest_batches\n"
+            "r = ingest_batches(sys.argv[1], sys.argv[2], jobs=2, lenient=True, batch_files=16, progress=False)\n"
             "print(json.dumps({'peak': pa.default_memory_pool().max_memory(), 'rows': r.rows['series'],\n"
             "                  'failed': len(r.failed)}))\n")
     got = []
@@ -206,7 +203,7 @@ def test_the_dask_layout_reads_series_with_run_keys_and_key_filters(tmp_path, cl
     from test_tables import _keyed_tree
     root = _keyed_tree(tmp_path / "raw")
     mem = ingest(root, progress=False, lenient=True)
-    ingest_dask(root, tmp_path / "dask", batch_files=4, client=client, progress=False, lenient=True)
+    ingest_batches(root, tmp_path / "dask", dask=True, batch_files=4, client=client, progress=False, lenient=True)
     part = next((tmp_path / "dask" / "series").glob("campaign=*/kind=*/part-*.parquet"))
     assert "repeat" not in pd.read_parquet(part).columns
     got = tset.read_table(tmp_path / "dask", "series")
@@ -270,19 +267,19 @@ def test_a_merge_error_stops_the_ingest_and_leaves_the_previous_tables(tmp_path,
     import errno
     import os
     from analysis import store as tset
-    from analysis.ingest.scale import ingest_pool
+    from analysis.ingest.scale import ingest_batches
     root = tmp_path / "tree"
     for i in range(6):
         shutil.copytree(FIXTURES / "fio", root / f"c{i}")
     out = tmp_path / "out"
-    ingest_pool(root, out, jobs=2, lenient=True, batch_files=8, progress=False)
+    ingest_batches(root, out, jobs=2, lenient=True, batch_files=8, progress=False)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
 
     def full(self, parts):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.dest))
     monkeypatch.setattr(tset.PartMerger, "add", full)
     with pytest.raises(OSError) as e:
-        ingest_pool(root, out, jobs=2, lenient=True, batch_files=8, progress=False)
+        ingest_batches(root, out, jobs=2, lenient=True, batch_files=8, progress=False)
     assert e.value.errno == errno.ENOSPC
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert not [p for p in out.iterdir() if p.name.startswith(".ingest-")]

@@ -199,7 +199,7 @@ def test_series_is_stored_without_run_keys_and_read_back_with_them(tmp_path):
     for category, from either ingest path; a filter or a column list on a joined key works; DuckDB's
     source gives the same keys."""
     import pyarrow.parquet as pq
-    from analysis.ingest.scale import ingest_pool
+    from analysis.ingest.scale import ingest_batches
     from analysis.stats.aggregate import source
     import duckdb
     root = _keyed_tree(tmp_path / "raw")
@@ -207,7 +207,7 @@ def test_series_is_stored_without_run_keys_and_read_back_with_them(tmp_path):
     assert {"repeat", "iodepth", "max_scrubs", "note", "io_scheduler"} <= set(mem.series.columns)
     assert "only_here" in mem.files and "only_here" not in mem.series
     for out, write in ((tmp_path / "serial", lambda o: write_tables(mem, o, root)),
-                       (tmp_path / "pool", lambda o: ingest_pool(root, o, jobs=2, lenient=True, progress=False))):
+                       (tmp_path / "pool", lambda o: ingest_batches(root, o, jobs=2, lenient=True, progress=False))):
         write(out)
         assert pq.read_schema(out / "series.parquet").names == ["kind", "source", "job", "ddir", "metric", "value",
                                                                  "unit", "t_s", "campaign"]
@@ -241,10 +241,10 @@ def test_merged_files_keep_min_max_where_readers_filter(tmp_path):
     """The default ingest's merged files keep row-group min/max on the filter columns (tables.STATS_COLUMNS)
     and not elsewhere; series.parquet none on job and ddir (tables.SERIES_NO_STATS: its row groups mix them)."""
     import pyarrow.parquet as pq
-    from analysis.ingest.scale import ingest_pool
+    from analysis.ingest.scale import ingest_batches
     root = _keyed_tree(tmp_path / "raw")
     out = tmp_path / "pool"
-    ingest_pool(root, out, jobs=1, lenient=True, progress=False)
+    ingest_batches(root, out, jobs=1, lenient=True, progress=False)
 
     def with_stats(name):
         f = pq.ParquetFile(out / f"{name}.parquet")

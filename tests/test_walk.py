@@ -277,11 +277,11 @@ def test_jobs_start_clean_workers_when_other_threads_run(tmp_path, monkeypatch):
         stop.set()
         t.join()
     assert asked == ["forkserver"]
-    from analysis.ingest import walk
+    from analysis.ingest import executors
     monkeypatch.setattr(threading, "active_count", lambda: 1)    # alone (a full test run may have others)
-    assert walk.start_method() == "fork"
+    assert executors.start_method() == "fork"
     monkeypatch.setattr(threading, "active_count", lambda: 2)
-    assert walk.start_method() == "forkserver"
+    assert executors.start_method() == "forkserver"
 
 
 def test_a_campaign_key_that_is_a_path_fails_its_run_json_and_writes_nothing_outside(tmp_path):

@@ -1,12 +1,14 @@
 """Batched ingest with bounded memory: the per-file work of :mod:`analysis.ingest.walk` in batches, each
 written to parts by the process that read it; the parent holds only the files table.
 
-* :func:`ingest_pool` — the command line's default (``python -m analysis ingest DIR``): batches on a pool
+:func:`ingest_batches` is the one batch ingest, with one choice of executor (:mod:`.executors`):
+
+* processes — the command line's default (``python -m analysis ingest DIR``): batches on a pool
   of ``jobs`` forked processes (or in this process for ``jobs=1``), their parts (Arrow IPC streams,
   :data:`TEMP_SUFFIX`) merged by this process into the single-file layout ``<table>.parquet`` as the
   batches come back, in walk order, while the workers read the next ones (:class:`analysis.store.PartMerger`,
   one row group in memory at a time);
-* :func:`ingest_dask` — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
+* Dask — ``--dask [ADDRESS]``: batches as Dask tasks, written as Parquet datasets
   partitioned by campaign and kind.
 
 Layout written under ``out``::
@@ -38,13 +40,13 @@ import os
 import shutil
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import _native
 from .. import store as tset
 from ..store import NO_CAMPAIGN, read_dataset, stringish  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError, category_names
@@ -52,7 +54,8 @@ from .context import Contexts
 from .discovery import NOT_INGESTED, iter_files
 from .manifest import load_manifest
 from ..store import OPTIONAL as OPTIONAL_TABLES
-from .walk import assemble, ingest_files
+from .executors import Processes, dask_tasks
+from .walk import assemble, ingest_files, remove_stale_temps
 
 TABLES = ("summary", "series", *OPTIONAL_TABLES)
 #: a part that only lives until the merge is an Arrow IPC stream (``.arrows``), lz4-compressed: on a
@@ -71,7 +74,7 @@ class ScaleResult:
     batches: int
     workers: int
     seconds: float
-    #: wall seconds per stage (ingest_pool: ``read`` — the batches, each batch's parts merged into its
+    #: wall seconds per stage (``read`` — the batches, each batch's parts merged into its
     #: table's file as it arrives; ``merge`` — what is left after the last batch: finishing the files)
     stages: dict[str, float] = field(default_factory=dict)
 
@@ -315,19 +318,6 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
             "context_errors": [r for r, _ in errors]}
 
 
-def _client(address: str | None, workers: int | None):
-    from distributed import Client, LocalCluster
-    if address:
-        return Client(address), None
-    # the workers' statistical profiler samples every thread's frames every 10 ms: CPU we would rather
-    # parse with, and a held frame keeps a memory map's buffer exported (BufferError on close)
-    import dask
-    with dask.config.set({"distributed.worker.profile.enabled": False}):  # the nannies pass it to the workers
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=40)  # any free port: no clash
-    return Client(cluster), cluster
-
-
 def _swap_in(tmp: Path, out: Path, names: tuple[str, ...]) -> None:
     """Move ``tmp/<name>`` to ``out/<name>`` for each name (replacing a previous dataset and removing a
     single-file ``<name>.parquet`` of the serial path, which would otherwise shadow or contradict it)."""
@@ -389,26 +379,24 @@ def _plan(root: str | Path, batch_bytes: int, batch_files: int, spread: bool = F
     return root, paths, rels, plan_batches([p.stat().st_size for p in paths], batch_bytes, batch_files), manifest
 
 
-def _pool_init() -> None:
-    from .walk import die_with_parent
-    die_with_parent()
+def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool = False,
+                   batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None,
+                   dask: bool = False, address: str | None = None, workers: int | None = None,
+                   client=None) -> ScaleResult:
+    """Read every file below ``root`` in batches and write its tables under ``out`` with bounded memory;
+    the one batch ingest, with one choice of executor (:mod:`.executors`):
 
+    * processes (default): ``jobs`` worker processes (``jobs=1``: this process) each read a batch and write
+      its tables as parts; this process merges each batch's parts into ``<table>.parquet`` as soon as the
+      batches before it are back (walk order), while the workers read on (:class:`analysis.store.PartMerger`);
+    * ``dask``: each batch a Dask task on ``client``, else on ``address``, else on a ``LocalCluster`` of
+      ``workers`` processes; its parts stay where the task wrote them: ``<table>/campaign=…/kind=…/``.
 
-def _pool_batch(args: tuple) -> dict[str, Any]:
-    return run_batch(*args)
-
-
-def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool = False,
-                batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None) -> ScaleResult:
-    """Read every file below ``root`` in batches and write ``out/<table>.parquet`` (the single-file layout)
-    with bounded memory: ``jobs`` forked processes (``jobs=1``: this process) each read a batch and write
-    its tables as parts; this process merges each batch's parts into one file per table as soon as the
-    batches before it are back (walk order), while the workers read on (:class:`analysis.store.PartMerger`).
-    Everything is staged in ``out/.ingest-<pid>/``; the set is switched in as :func:`.walk.write_tables` does (``tables.json`` last).  A worker that dies (any signal) raises
-    :class:`.walk.WorkerDied` naming the files not read; nothing is written then."""
-    from .walk import WorkerDied, assemble as _assemble_empty, remove_stale_temps
+    Everything is staged in ``out/.ingest-<pid>/`` and the set switched in with ``tables.json`` last.  A
+    worker that dies (any signal) raises :class:`.executors.WorkerDied` naming the files not read; nothing
+    is written then."""
     t0 = time.perf_counter()
-    root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files, spread=True)
+    root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files, spread=not dask)
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)
@@ -416,134 +404,97 @@ def ingest_pool(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool 
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     work = [(str(root), rels[a:b], str(tmp), i,
-             None if manifest is None else {r: manifest[r] for r in rels[a:b] if r in manifest}, lenient, False)
+             None if manifest is None else {r: manifest[r] for r in rels[a:b] if r in manifest}, lenient, dask)
             for i, (a, b) in enumerate(batches)]
-    jobs = max(1, min(jobs, len(batches)))
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(paths), desc="ingest", unit="file")
-    results: list[dict[str, Any]] = []
-    # each batch's parts are merged into the table's file as soon as the batches before it are done, while
-    # the workers read the next ones (the merge's CPU overlaps the reading instead of following it)
-    mergers = {name: tset.PartMerger(tmp / f"{name}.parquet") for name in TABLES}
-
-    def merge_batch(i: int) -> None:
-        for name, m in mergers.items():
-            if (tmp / name).is_dir():
-                m.add(sorted((tmp / name).glob(f"part-{i:06d}*{TEMP_SUFFIX}")))
-
+    stage = _Staged(tmp, merge=not dask)
+    bar = _bar(progress, len(paths), "ingest (dask)" if dask else "ingest")
     try:
-        if jobs == 1:
-            for w in work:  # in this process: the scanner keeps its threads
-                results.append(_run_batch(Path(w[0]), w[1], Path(w[2]), w[3], w[4], w[5], False))
-                merge_batch(w[3])
+        with _executor(dask, jobs, len(batches), client, address, workers) as ex:
+            fn = run_batch if dask or ex.workers > 1 else _run_batch_here
+            results = []
+            for w, r in zip(work, ex.ordered(fn, work, lambda w: w[1], root, len(paths))):
+                results.append(r)
+                stage.batch_done(w[3])
                 if bar is not None:
                     bar.update(len(w[1]))
-        else:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-            from concurrent.futures.process import BrokenProcessPool
-            from .walk import start_method
-            _native.prepare()  # built or given up once, here: forked workers inherit it
-            with ProcessPoolExecutor(jobs, mp_context=mp.get_context(start_method()), initializer=_pool_init) as pool:
-                try:
-                    for w, r in zip(work, pool.map(_pool_batch, work)):
-                        results.append(r)
-                        merge_batch(w[3])
-                        if bar is not None:
-                            bar.update(len(w[1]))
-                except BaseException as e:
-                    # the merge runs in this loop: its error (disk full, read-only) must not wait for the
-                    # batches not yet started, which leaving the `with` would; the running ones (one per
-                    # worker) finish first, so that none writes into the staging folder once it is removed
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    if not isinstance(e, BrokenProcessPool):
-                        raise
-                    left = [r for w in work[len(results):] for r in w[1]]
-                    raise WorkerDied(f"{root}: an ingest worker process died ({e}); {len(left)} of {len(paths)} "
-                                     f"files not read, first {', '.join(left[:3])}{' …' if len(left) > 3 else ''}; "
-                                     "no table written (rerun, with --jobs 1 to find a file that kills its reader)"
-                                     ) from None
+            n_workers = ex.workers
         t_read = time.perf_counter()
         files, failed = _collect(results, rels, manifest)
-        rows: dict[str, int] = {}
-        empty = _assemble_empty([], [], None)
-        for name in TABLES:
-            if mergers[name].parts:
-                rows[name] = mergers[name].close()
-                shutil.rmtree(tmp / name)
-            elif name in ("summary", "series"):
-                df = getattr(empty, name)
-                tset.write_parquet(tset.stored_series(df) if name == "series" else df, tmp / f"{name}.parquet")
-                rows[name] = 0
-        tset.write_parquet(files, tmp / "files.parquet")
-        tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
-                     root)
+        rows = stage.install(out, files, results, root)
     finally:
-        for m in mergers.values():
-            if m.writer is not None:  # an error before the tables were finished
-                m.abort()
+        stage.abort()
         if bar is not None:
             bar.close()
         shutil.rmtree(tmp, ignore_errors=True)
     t1 = time.perf_counter()
-    return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=jobs,
+    return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=n_workers,
                        seconds=t1 - t0, stages={"read": t_read - t0, "merge": t1 - t_read})
 
 
-def ingest_dask(root: str | Path, out: str | Path, address: str | None = None, workers: int | None = None,
-                batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None,
-                client=None, lenient: bool = False) -> ScaleResult:
-    """Read every file below ``root`` as Dask tasks and write the partitioned tables under ``out``.
+def _run_batch_here(*args) -> dict[str, Any]:
+    """:func:`run_batch` in this process (``jobs=1``): the scanner keeps its threads."""
+    root, rels, tmp_out, batch, manifest, lenient, split = args
+    return _run_batch(Path(root), rels, Path(tmp_out), batch, manifest, lenient, split)
 
-    ``client``: an existing ``distributed.Client``; else one on ``address``, else a ``LocalCluster`` of
-    ``workers`` processes (default: one per core), one thread each, closed at the end."""
-    t0 = time.perf_counter()
-    root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files)
-    out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".ingest-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    own = client is None
-    cluster = None
-    try:
-        if own:
-            client, cluster = _client(address, workers)
-        n_workers = len(client.scheduler_info().get("workers", {}))
-        futures = [client.submit(run_batch, str(root), rels[a:b], str(tmp), i,
-                                 None if manifest is None else {r: manifest[r] for r in rels[a:b] if r in manifest},
-                                 lenient, key=f"ingest-batch-{i}-{os.getpid()}", pure=False)
-                   for i, (a, b) in enumerate(batches)]
-        if progress is None:
-            progress = sys.stderr.isatty()
-        if progress:
-            from distributed import as_completed
-            from tqdm import tqdm
-            for _ in tqdm(as_completed(futures), total=len(futures), desc="ingest (dask)", unit="batch"):
-                pass
-        results = client.gather(futures)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        if own and client is not None:  # None: the cluster did not start (its error is the one raised)
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    files, failed = _collect(results, rels, manifest)
-    rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
-    tset.write_parquet(files, tmp / "files.parquet")
-    tset.begin(out)  # no complete set in out until commit (analysis.store)
-    _swap_in(tmp, out, TABLES)
-    os.replace(tmp / "files.parquet", out / "files.parquet")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tset.commit(out, ["files", *[t for t in TABLES if (out / t).is_dir()]], root)
-    return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=n_workers,
-                       seconds=time.perf_counter() - t0)
+
+@contextmanager
+def _executor(dask: bool, jobs: int, batches: int, client, address: str | None, workers: int | None):
+    if dask:
+        with dask_tasks(client, address, workers) as ex:
+            yield ex
+    else:
+        yield Processes(max(1, min(jobs, batches)))
+
+
+def _bar(progress: bool | None, total: int, desc: str):
+    if not (sys.stderr.isatty() if progress is None else progress):
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="file")
+
+
+class _Staged:
+    """The tables of a batch ingest in the staging folder ``tmp``: with ``merge``, each batch's parts merged
+    into ``<table>.parquet`` as the batch arrives (the merge's CPU overlaps the reading instead of following
+    it); without, the parts stay as the partitioned layout."""
+
+    def __init__(self, tmp: Path, merge: bool):
+        self.tmp, self.merge = tmp, merge
+        self.mergers = {name: tset.PartMerger(tmp / f"{name}.parquet") for name in TABLES} if merge else {}
+
+    def batch_done(self, i: int) -> None:
+        for name, m in self.mergers.items():
+            if (self.tmp / name).is_dir():
+                m.add(sorted((self.tmp / name).glob(f"part-{i:06d}*{TEMP_SUFFIX}")))
+
+    def install(self, out: Path, files: pd.DataFrame, results: list[dict[str, Any]], root: Path) -> dict[str, int]:
+        """Switch the set into ``out`` (``tables.json`` last); the rows written per table."""
+        tmp = self.tmp
+        tset.write_parquet(files, tmp / "files.parquet")
+        if not self.merge:
+            tset.begin(out)  # no complete set in out until commit
+            _swap_in(tmp, out, TABLES)
+            os.replace(tmp / "files.parquet", out / "files.parquet")
+            tset.commit(out, ["files", *[t for t in TABLES if (out / t).is_dir()]], root)
+            return {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
+        rows: dict[str, int] = {}
+        for name, m in self.mergers.items():
+            if m.parts:
+                rows[name] = m.close()
+                shutil.rmtree(tmp / name)
+            elif name in ("summary", "series"):  # an empty tree still has both tables
+                df = getattr(assemble([], [], None), name)
+                tset.write_parquet(tset.stored_series(df) if name == "series" else df, tmp / f"{name}.parquet")
+                rows[name] = 0
+        tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
+                     root)
+        return rows
+
+    def abort(self) -> None:
+        """Close the writers an error left open (a no-op after :meth:`install`)."""
+        for m in self.mergers.values():
+            if m.writer is not None:
+                m.abort()
 
 
 # --- reading back ----------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import pandas as pd
 
-from . import _native
+from .executors import Processes, WorkerDied  # noqa: F401 (WorkerDied: what ingest raises)
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, column, union_str_categoricals
 from .context import Contexts, workload_context
 from .compress import compression
@@ -416,30 +416,7 @@ def assemble(outcomes: list[FileOutcome], context_errors: list[tuple[str, Ingest
 _WORKER: dict[str, Any] = {}
 
 
-class WorkerDied(RuntimeError):
-    """A worker process of :func:`ingest` died (killed by a signal, the OOM killer, a crash in C code): the
-    ingest stops at once, naming the files not read; no table is written."""
-
-
-def die_with_parent() -> None:
-    """In a pool worker (both ingest paths' initialiser): SIGTERM ends it whatever handler the parent had
-    (a forked worker inherits Python's handlers — a harness or notebook may catch SIGTERM — and a broken
-    pool ends its other workers with SIGTERM); and, on Linux, the kernel SIGKILLs it when the process that
-    started it dies (``prctl(PR_SET_PDEATHSIG)``), so killing an ingest never leaves its workers running."""
-    import ctypes
-    import signal
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before prctl took effect: already orphaned
-        os._exit(1)
-
-
 def _worker_init(root: Path, manifest: dict[str, str] | None, lenient: bool = False) -> None:
-    die_with_parent()
     _WORKER.update(root=root, manifest=manifest, lenient=lenient)
 
 
@@ -456,17 +433,6 @@ def _chunks(work: list, jobs: int) -> list[list]:
     return [work[i:i + size] for i in range(0, len(work), size)]
 
 
-def start_method() -> str | None:
-    """fork is fastest (nothing to re-import), but forking a process with other threads running (a Dask
-    client, a kernel) can copy a held lock into the child: start clean workers (forkserver) then."""
-    import multiprocessing as mp
-    import threading
-    methods = mp.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else None
-
-
 def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenient: bool = False) -> IngestResult:
     """Read every file below ``root`` (or the one file ``root`` is); never stops at a bad file (see
     ``IngestResult.failed``).
@@ -474,7 +440,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     ``jobs`` > 1 reads consecutive runs of files in that many forked processes and merges their tables
     here: the same tables as ``jobs=1``, row for row and category for category.  All tables are held in
     memory in this process: for a notebook's or a test's tree.  The command line writes with bounded
-    memory instead (``analysis.ingest.scale.ingest_pool``: the same tables, batch by batch, via parts).
+    memory instead (``analysis.ingest.scale.ingest_batches``: the same tables, batch by batch, via parts).
     ``lenient``: empty, unrecognised, unlisted and changed files listed, not failed (module docstring)."""
     root = Path(root).resolve()
     single = root.is_file()
@@ -498,44 +464,31 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     work = [(p, contexts.get(p.parent)) for p in paths]
     errors = [(p.relative_to(root).as_posix(), e) for p, e in contexts.errors]
     jobs = max(1, min(jobs, len(paths) // 16))
-    if jobs == 1:
-        outcomes = []
-        for o in ingest_files(work, root, manifest, lenient=lenient):
-            outcomes.append(o)
-            if bar is not None:
-                bar.update()
-        chunks = [_chunk(outcomes)]
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-        method = start_method()
-        runs = _chunks(work, jobs)
-        chunks = []
-        from concurrent.futures.process import BrokenProcessPool
-        _native.prepare()  # built or given up once, here: forked workers inherit it
-        with ProcessPoolExecutor(jobs, mp_context=mp.get_context(method), initializer=_worker_init,
-                                 initargs=(root, manifest, lenient)) as pool:
-            try:
-                for run, ch in zip(runs, pool.map(_ingest_chunk, runs)):
-                    chunks.append(ch)
-                    if bar is not None:
-                        bar.update(len(run))
-            except BrokenProcessPool as e:
-                # a worker died (SIGKILL, OOM killer, …): the pool cannot finish; say so now, never hang
-                left = [p.relative_to(root).as_posix() for run in runs[len(chunks):] for p, _ in run]
+    try:
+        if jobs == 1:
+            outcomes = []
+            for o in ingest_files(work, root, manifest, lenient=lenient):
+                outcomes.append(o)
                 if bar is not None:
-                    bar.close()
-                raise WorkerDied(f"{root}: an ingest worker process died ({e}); {len(left)} of {len(paths)} files "
-                                 f"not read, first {', '.join(left[:3])}{' …' if len(left) > 3 else ''}; "
-                                 "no table written (rerun, with --jobs 1 to find a file that kills its reader)"
-                                 ) from None
-    if bar is not None:
-        bar.close()
+                    bar.update()
+            chunks = [_chunk(outcomes)]
+        else:
+            runs = [(run,) for run in _chunks(work, jobs)]
+            pool = Processes(jobs, _worker_init, (root, manifest, lenient))
+            chunks = []
+            for (run,), ch in zip(runs, pool.ordered(_ingest_chunk, runs, lambda w: [
+                    p.relative_to(root).as_posix() for p, _ in w[0]], root, len(paths))):
+                chunks.append(ch)
+                if bar is not None:
+                    bar.update(len(run))
+    finally:
+        if bar is not None:
+            bar.close()
     return _merge(chunks, errors, manifest)
 
 
 def read_tables(processed: str | Path) -> IngestResult:
-    """The tables :func:`write_tables` (``make data``) or ``scale.ingest_dask`` wrote, as an
+    """The tables :func:`write_tables` (``make data``) or ``scale.ingest_batches`` wrote, as an
     :class:`IngestResult` (``failed`` is rebuilt from the files table's ``failed`` rows).
     ``tables.TableSetError`` when they are not one ingest's complete set (:func:`analysis.store.verify`)."""
     from ..store import OPTIONAL, read_table, verify
