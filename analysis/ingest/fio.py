@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -173,11 +174,24 @@ def parse(path: Path, data: bytes, folder: Any = None) -> Parsed:
     return decode(path, data)
 
 
+@dataclass
+class _Found:
+    """What :func:`decode` gathers over the jobs: summary rows (job, ddir, metric, value, unit) and the
+    facts its ``meta`` reports."""
+    rows: list[tuple[str, str, str, float, str]] = field(default_factory=list)
+    job_options: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    pct_checks: list[dict[str, Any]] = field(default_factory=list)
+    identity: list[dict[str, Any]] = field(default_factory=list)
+    units_seen: set[str] = field(default_factory=set)
+    unmeasured: set[str] = field(default_factory=set)
+    is_plus: bool = False
+
+
 def decode(path: Path, data: bytes) -> Parsed:
     """``data``, the content of the fio JSON output ``path``, parsed (every call decodes it anew)."""
     doc, wrap = load(path, data)
     source = str(path)
-    version = doc.get("fio version")
     client = "client_stats" in doc and not doc.get("jobs")
     entries = doc.get("client_stats") if client else doc.get("jobs")
     if not isinstance(entries, list):
@@ -185,97 +199,107 @@ def decode(path: Path, data: bytes) -> Parsed:
                           line=wrap["preamble_lines"] + 1)
     entries = [e for e in entries if isinstance(e, dict)]
     names = _job_names(entries, client)
-
-    rows: list[tuple[str, str, str, float, str]] = []
-    job_options: dict[str, Any] = {}
-    errors: dict[str, int] = {}
-    pct_checks: list[dict[str, Any]] = []
-    identity: list[dict[str, Any]] = []
-    units_seen: set[str] = set()
-    unmeasured: set[str] = set()
-    is_plus = False
-
+    found = _Found()
     for name, e in zip(names, entries):
         if isinstance(e.get("job options"), dict):
-            job_options[name] = e["job options"]
+            found.job_options[name] = e["job options"]
         err = _num(e.get("error"))
         if err:
-            errors[name] = int(err)
+            found.errors[name] = int(err)
         for ddir in _DDIRS:
-            d = e.get(ddir)
-            if not isinstance(d, dict):
-                continue
-            total_ios = _num(d.get("total_ios"))
-            io_bytes = _num(d.get("io_bytes"))
-            iops = _num(d.get("iops"))
-            if not ((total_ios or 0) > 0 or (io_bytes or 0) > 0 or (iops or 0) > 0):
-                continue  # direction not used by this job
-            v3 = any(k in d for k in ("clat_ns", "lat_ns", "slat_ns", "bw_bytes", "io_kbytes"))
-            if iops is not None:
-                rows.append((name, ddir, "iops", iops, "1/s"))
-            bw_bytes = _num(d.get("bw_bytes"))
-            bw_kib = _num(d.get("bw"))
-            if bw_bytes is not None:
-                rows.append((name, ddir, "bw", bw_bytes, "B/s"))
-            elif bw_kib is not None:
-                rows.append((name, ddir, "bw", bw_kib * 1024.0, "B/s"))
-            if "io_kbytes" in d or v3:
-                if io_bytes is not None:
-                    rows.append((name, ddir, "io_bytes", io_bytes, "B"))
-            elif io_bytes is not None:  # fio 2.x: io_bytes is KiB
-                rows.append((name, ddir, "io_bytes", io_bytes * 1024.0, "B"))
-            if total_ios is not None:
-                rows.append((name, ddir, "total_ios", total_ios, "count"))
-            rt = _num(d.get("runtime"))
-            if rt is not None:
-                rows.append((name, ddir, "runtime", rt / 1000.0, "s"))
-            if rt and iops is not None and total_ios is not None and iops > 0:
-                identity.append({"job": name, "ddir": ddir,
-                                 "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0)})
-            for lk in _LAT_KINDS:
-                if isinstance(d.get(lk + "_ns"), dict):
-                    st, scale = d[lk + "_ns"], 1.0
-                    units_seen.add("ns")
-                elif isinstance(d.get(lk), dict):
-                    st, scale = d[lk], 1000.0  # fio 2.x: µs
-                    units_seen.add("µs")
-                else:
-                    continue
-                n_samples = _num(st.get("N"))
-                if all(not _num(st.get(k)) for k in ("min", "max", "mean")) and not n_samples:
-                    unmeasured.add(lk)  # gtod_reduce / disable_*lat: fio prints zeros, not a latency
-                    continue
-                for stat in ("mean", "stddev", "min", "max"):
-                    v = _num(st.get(stat))
-                    if v is not None:
-                        rows.append((name, ddir, f"{lk}_{stat}", v * scale, "ns"))
-                if n_samples is not None:
-                    rows.append((name, ddir, f"{lk}_samples", n_samples, "count"))
-                printed: dict[float, float] = {}
-                pct = st.get("percentile")
-                if isinstance(pct, dict):
-                    for k, v in pct.items():
-                        pn, fv = _pct_name(k), _num(v)
-                        if pn is None or fv is None:
-                            continue
-                        rows.append((name, ddir, f"{lk}_{pn}", fv * scale, "ns"))
-                        printed[float(k)] = fv * scale
-                arrs = _bins_to_arrays(st.get("bins"), scale)
-                if arrs is not None:
-                    is_plus = True
-                    vals, cnt = arrs
-                    if printed and cnt.sum() > 0:
-                        qs = np.asarray(sorted(printed))
-                        rec = percentiles_from_bins(vals, cnt, qs)
-                        pr = np.asarray([printed[q] for q in qs])
-                        rel = np.abs(rec - pr) / np.where(pr == 0, 1.0, np.abs(pr))
-                        pct_checks.append({
-                            "job": name, "ddir": ddir, "lat": lk, "n": int(cnt.sum()),
-                            "max_rel_diff": float(rel.max()),
-                            "worst_percentile": float(qs[int(rel.argmax())]),
-                        })
+            if isinstance(e.get(ddir), dict):
+                _direction(found, name, ddir, e[ddir])
+    meta = _meta(doc, wrap, found, names, client)
+    return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, found.rows),
+                  partial=meta["interrupted"] or bool(found.errors))
 
+
+def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
+    """The rows of one job's direction (``read``/``write``/``trim``): IOPS (1/s), bandwidth (B/s), bytes,
+    IOs, runtime (s) and each latency kind (ns); nothing for a direction the job did not use."""
+    total_ios = _num(d.get("total_ios"))
+    io_bytes = _num(d.get("io_bytes"))
+    iops = _num(d.get("iops"))
+    if not ((total_ios or 0) > 0 or (io_bytes or 0) > 0 or (iops or 0) > 0):
+        return  # direction not used by this job
+    rows = found.rows
+    v3 = any(k in d for k in ("clat_ns", "lat_ns", "slat_ns", "bw_bytes", "io_kbytes"))
+    if iops is not None:
+        rows.append((name, ddir, "iops", iops, "1/s"))
+    bw_bytes = _num(d.get("bw_bytes"))
+    bw_kib = _num(d.get("bw"))
+    if bw_bytes is not None:
+        rows.append((name, ddir, "bw", bw_bytes, "B/s"))
+    elif bw_kib is not None:
+        rows.append((name, ddir, "bw", bw_kib * 1024.0, "B/s"))
+    if "io_kbytes" in d or v3:
+        if io_bytes is not None:
+            rows.append((name, ddir, "io_bytes", io_bytes, "B"))
+    elif io_bytes is not None:  # fio 2.x: io_bytes is KiB
+        rows.append((name, ddir, "io_bytes", io_bytes * 1024.0, "B"))
+    if total_ios is not None:
+        rows.append((name, ddir, "total_ios", total_ios, "count"))
+    rt = _num(d.get("runtime"))
+    if rt is not None:
+        rows.append((name, ddir, "runtime", rt / 1000.0, "s"))
+    if rt and iops is not None and total_ios is not None and iops > 0:
+        found.identity.append({"job": name, "ddir": ddir,
+                               "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0)})
+    for lk in _LAT_KINDS:
+        if isinstance(d.get(lk + "_ns"), dict):
+            found.units_seen.add("ns")
+            _latency(found, name, ddir, lk, d[lk + "_ns"], 1.0)
+        elif isinstance(d.get(lk), dict):
+            found.units_seen.add("µs")
+            _latency(found, name, ddir, lk, d[lk], 1000.0)  # fio 2.x: µs
+
+
+def _latency(found: _Found, name: str, ddir: str, lk: str, st: dict[str, Any], scale: float) -> None:
+    """One latency kind's rows (``lk``: slat/clat/lat; ``scale``: ns per unit fio printed): moments,
+    samples and the printed percentiles, checked against the percentiles of its bins (json+)."""
+    n_samples = _num(st.get("N"))
+    if all(not _num(st.get(k)) for k in ("min", "max", "mean")) and not n_samples:
+        found.unmeasured.add(lk)  # gtod_reduce / disable_*lat: fio prints zeros, not a latency
+        return
+    rows = found.rows
+    for stat in ("mean", "stddev", "min", "max"):
+        v = _num(st.get(stat))
+        if v is not None:
+            rows.append((name, ddir, f"{lk}_{stat}", v * scale, "ns"))
+    if n_samples is not None:
+        rows.append((name, ddir, f"{lk}_samples", n_samples, "count"))
+    printed: dict[float, float] = {}
+    pct = st.get("percentile")
+    if isinstance(pct, dict):
+        for k, v in pct.items():
+            pn, fv = _pct_name(k), _num(v)
+            if pn is None or fv is None:
+                continue
+            rows.append((name, ddir, f"{lk}_{pn}", fv * scale, "ns"))
+            printed[float(k)] = fv * scale
+    arrs = _bins_to_arrays(st.get("bins"), scale)
+    if arrs is None:
+        return
+    found.is_plus = True
+    vals, cnt = arrs
+    if printed and cnt.sum() > 0:
+        qs = np.asarray(sorted(printed))
+        rec = percentiles_from_bins(vals, cnt, qs)
+        pr = np.asarray([printed[q] for q in qs])
+        rel = np.abs(rec - pr) / np.where(pr == 0, 1.0, np.abs(pr))
+        found.pct_checks.append({
+            "job": name, "ddir": ddir, "lat": lk, "n": int(cnt.sum()),
+            "max_rel_diff": float(rel.max()),
+            "worst_percentile": float(qs[int(rel.argmax())]),
+        })
+
+
+def _meta(doc: dict[str, Any], wrap: dict[str, Any], found: _Found, names: list[str], client: bool) -> dict[str, Any]:
+    """The file's ``meta``: version, options, the workload's run keys, the checks and whether fio was
+    interrupted (``terminating on signal`` in the text before the JSON)."""
+    version = doc.get("fio version")
     gopts = doc.get("global options") if isinstance(doc.get("global options"), dict) else {}
+    job_options = found.job_options
     first_opts = next(iter(job_options.values()), {}) if job_options else {}
 
     def opt(key: str) -> Any:
@@ -284,7 +308,7 @@ def decode(path: Path, data: bytes) -> Parsed:
     meta: dict[str, Any] = {
         "tool": "fio",
         "tool_version": version,
-        "format": "json+" if is_plus else "json",
+        "format": "json+" if found.is_plus else "json",
         "timestamp": doc.get("timestamp"),
         "timestamp_ms": doc.get("timestamp_ms"),
         "time": doc.get("time"),
@@ -297,19 +321,16 @@ def decode(path: Path, data: bytes) -> Parsed:
         "iodepth": opt("iodepth"),
         "ioengine": opt("ioengine"),
         "numjobs": opt("numjobs"),
-        "job_errors": errors,
-        "latency_keys_unit": sorted(units_seen),
-        "latency_not_measured": sorted(unmeasured),
-        "identity_check": _identity_summary(identity),
+        "job_errors": found.errors,
+        "latency_keys_unit": sorted(found.units_seen),
+        "latency_not_measured": sorted(found.unmeasured),
+        "identity_check": _identity_summary(found.identity),
         # the run keys of the workload fio recorded (fio_workload): the ingest adds them to the file's rows
         "workload": workload(gopts, job_options, names, version),
         **wrap,
     }
-    if pct_checks:
-        worst = max(pct_checks, key=lambda c: c["max_rel_diff"])
-        meta["percentile_check"] = {"max_rel_diff": worst["max_rel_diff"], "checks": pct_checks}
-    interrupted = bool(wrap["preamble"] and "terminating on signal" in wrap["preamble"])
-    meta["interrupted"] = interrupted
-    summary = summary_frame(source, rows)
-    return Parsed(path=source, kind=KIND, meta=meta, summary=summary,
-                  partial=interrupted or bool(errors))
+    if found.pct_checks:
+        worst = max(found.pct_checks, key=lambda c: c["max_rel_diff"])
+        meta["percentile_check"] = {"max_rel_diff": worst["max_rel_diff"], "checks": found.pct_checks}
+    meta["interrupted"] = bool(wrap["preamble"] and "terminating on signal" in wrap["preamble"])
+    return meta

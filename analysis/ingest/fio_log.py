@@ -19,6 +19,7 @@ and ``meta["latency_unit_source"]`` says which, or that ns was assumed.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -432,8 +433,6 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
     ``sink(frame)`` receives the series block by block (then ``Parsed.series`` is empty); without one
     the blocks are concatenated.  ``meta["series_rows"]`` counts the rows either way.
     Histogram logs are read whole."""
-    from ._scan import iter_fio_log
-
     path = Path(path)
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     head, comp = read_head(path)
@@ -449,51 +448,91 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
     meta["log_type"] = meta["log_name"]["type"]
     meta["columns"] = {4: "time_ms, value, ddir, bs", 5: "time_ms, value, ddir, bs, prio|offset",
                        6: "time_ms, value, ddir, bs, offset, prio"}[ncol]
-    # pass 1: sizes, time origin, moments and a coarse histogram per direction (raw logged integers)
-    n, t_min, bs_min, bs_max, c5 = 0, np.inf, None, None, None
-    counts = np.zeros(4, dtype=np.int64)
-    mom = [_Moments() for _ in range(4)]
-    hist = np.zeros((4, _SUB), dtype=np.int64)
-    blocks = 0
-    for cols in iter_fio_log(path, ncol, chunk_bytes):
-        blocks += 1
-        if not len(cols.t):
-            continue
-        n += len(cols.t)
-        t_min = min(t_min, float(cols.t.min()))
-        bs_min = cols.bs_min if bs_min is None else min(bs_min, cols.bs_min)
-        bs_max = cols.bs_max if bs_max is None else max(bs_max, cols.bs_max)
-        if cols.col5_max is not None:
-            c5 = cols.col5_max if c5 is None else max(c5, cols.col5_max)
-        counts += cols.ddir_counts
-        for code in np.flatnonzero(cols.ddir_counts):
-            v = cols.value[cols.ddir == code]
-            mom[code].add(v)
-            hist[code] += np.bincount(_log_bin(v), minlength=_SUB)
-    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, bs_min, bs_max, c5, folder)
-    source = str(path)
-    present = np.flatnonzero(counts)
-    cats = DDIR_NAMES[present].tolist()
-    remap = np.full(4, -1, dtype=np.int8)
-    remap[present] = np.arange(len(present), dtype=np.int8)
+    first = _first_pass(path, ncol, chunk_bytes)
+    companion, job, metric, unit, scale = _log_setup(path, ncol, meta, first.n, first.bs_min, first.bs_max,
+                                                     first.c5, folder)
     t0 = 0.0
-    if n and t_min > EPOCH_MS_MIN:
-        t0 = t_min
+    if first.n and first.t_min > EPOCH_MS_MIN:
+        t0 = first.t_min
         meta["time_base"] = "unix epoch ms (log_unix_epoch); t_s counts from the first sample"
-        meta["t0_unix_ms"] = int(t_min)
+        meta["t0_unix_ms"] = int(first.t_min)
     else:
         meta["time_base"] = "ms since job start"
     want_pct = meta["per_io"] and metric in ("lat", "clat", "slat")
-    # each percentile: the coarse bin holding its rank, and its rank among that bin's samples
+    targets = _rank_targets(first) if want_pct else {}
+    frames, rows_out, kept = _second_pass(path, ncol, chunk_bytes, first, targets, sink,
+                                          (str(path), job, metric, unit, scale, t0))
+    meta["streamed"] = {"chunk_bytes": chunk_bytes, "blocks": first.blocks, "passes": 2,
+                        "percentiles": "exact: a histogram pass, then the distinct values of each rank's bin"}
+    meta["samples"] = int(first.n)
+    rows = _stream_rows(first, companion, meta, (job, metric, unit, scale), targets, kept)
+    meta["series_rows"] = int(rows_out)
+    series = concat_tidy([] if sink is not None else frames, SERIES_COLUMNS)
+    if comp:
+        meta["compression"] = comp
+    return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(str(path), rows), series=series)
+
+
+@dataclass
+class _FirstPass:
+    """Pass 1 of :func:`parse_stream` over the raw logged integers: sizes, time origin, and per direction
+    (0-3) the count, moments and a coarse histogram (:func:`_log_bin`)."""
+    n: int = 0
+    t_min: float = np.inf
+    bs_min: int | None = None
+    bs_max: int | None = None
+    c5: int | None = None
+    blocks: int = 0
+    counts: np.ndarray = field(default_factory=lambda: np.zeros(4, dtype=np.int64))
+    mom: list[_Moments] = field(default_factory=lambda: [_Moments() for _ in range(4)])
+    hist: np.ndarray = field(default_factory=lambda: np.zeros((4, _SUB), dtype=np.int64))
+
+
+def _first_pass(path: Path, ncol: int, chunk_bytes: int) -> _FirstPass:
+    from ._scan import iter_fio_log
+    f = _FirstPass()
+    for cols in iter_fio_log(path, ncol, chunk_bytes):
+        f.blocks += 1
+        if not len(cols.t):
+            continue
+        f.n += len(cols.t)
+        f.t_min = min(f.t_min, float(cols.t.min()))
+        f.bs_min = cols.bs_min if f.bs_min is None else min(f.bs_min, cols.bs_min)
+        f.bs_max = cols.bs_max if f.bs_max is None else max(f.bs_max, cols.bs_max)
+        if cols.col5_max is not None:
+            f.c5 = cols.col5_max if f.c5 is None else max(f.c5, cols.col5_max)
+        f.counts += cols.ddir_counts
+        for code in np.flatnonzero(cols.ddir_counts):
+            v = cols.value[cols.ddir == code]
+            f.mom[code].add(v)
+            f.hist[code] += np.bincount(_log_bin(v), minlength=_SUB)
+    return f
+
+
+def _rank_targets(first: _FirstPass) -> dict[tuple[int, int], tuple[int, int]]:
+    """(direction, percentile index) → (the coarse bin holding that percentile's rank, its rank in the bin)."""
     targets: dict[tuple[int, int], tuple[int, int]] = {}
-    if want_pct:
-        for code in present:
-            k = np.clip(np.ceil(LOG_QS / 100.0 * counts[code]).astype(np.int64) - 1, 0, counts[code] - 1)
-            cum = np.cumsum(hist[code])
-            for j, kk in enumerate(k):
-                b = int(np.searchsorted(cum, kk, side="right"))
-                targets[(int(code), j)] = (b, int(kk) - (int(cum[b - 1]) if b else 0))
-    # pass 2: the series block by block, and the distinct values (with counts) of each target bin
+    for code in np.flatnonzero(first.counts):
+        n = first.counts[code]
+        k = np.clip(np.ceil(LOG_QS / 100.0 * n).astype(np.int64) - 1, 0, n - 1)
+        cum = np.cumsum(first.hist[code])
+        for j, kk in enumerate(k):
+            b = int(np.searchsorted(cum, kk, side="right"))
+            targets[(int(code), j)] = (b, int(kk) - (int(cum[b - 1]) if b else 0))
+    return targets
+
+
+def _second_pass(path: Path, ncol: int, chunk_bytes: int, first: _FirstPass,
+                 targets: dict[tuple[int, int], tuple[int, int]], sink, how: tuple):
+    """Pass 2: the series block by block (to ``sink``, else kept), and the distinct values (with counts)
+    of each target bin.  ``how`` = (source, job, metric, unit, scale, t0 in ms).  Returns (frames,
+    rows, kept: (direction, percentile index) → (values, counts))."""
+    from ._scan import iter_fio_log
+    source, job, metric, unit, scale, t0 = how
+    present = np.flatnonzero(first.counts)
+    cats = DDIR_NAMES[present].tolist()
+    remap = np.full(4, -1, dtype=np.int8)
+    remap[present] = np.arange(len(present), dtype=np.int8)
     frames: list[pd.DataFrame] = []
     rows_out = 0
     kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -502,8 +541,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
             continue
         t_s = (cols.t - t0) / 1000.0
         value = cols.value * scale if scale != 1.0 else cols.value
-        ddir = cat(remap[cols.ddir], cats)
-        fr = series_frame(source, job, ddir, metric, unit, t_s, value)
+        fr = series_frame(source, job, cat(remap[cols.ddir], cats), metric, unit, t_s, value)
         rows_out += len(fr)
         if sink is None:
             frames.append(fr)
@@ -521,14 +559,19 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
                     u, inv = np.unique(np.concatenate([u0, u]), return_inverse=True)
                     cnt = np.bincount(inv, weights=np.concatenate([c0, cnt])).astype(np.int64)
                 kept[(c, j)] = (u, cnt)
-    passes = 2
-    meta["streamed"] = {"chunk_bytes": chunk_bytes, "blocks": blocks, "passes": passes,
-                        "percentiles": "exact: a histogram pass, then the distinct values of each rank's bin"}
-    meta["samples"] = int(n)
-    rows = []
+    return frames, rows_out, kept
+
+
+def _stream_rows(first: _FirstPass, companion: Parsed | None, meta: dict[str, Any], how: tuple,
+                 targets: dict[tuple[int, int], tuple[int, int]],
+                 kept: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]) -> list[tuple]:
+    """The summary rows per direction (moments; exact percentiles where ``targets``), and the companion
+    cross-check into ``meta``; ``how`` = (job, metric, unit, scale)."""
+    job, metric, unit, scale = how
+    rows: list[tuple] = []
     checks: dict[str, Any] = {}
-    for code in present:
-        d, m = str(DDIR_NAMES[code]), mom[code]
+    for code in np.flatnonzero(first.counts):
+        d, m = str(DDIR_NAMES[code]), first.mom[code]
         mean, lo, hi = m.mean_ * scale, m.lo * scale, m.hi * scale
         std = float(np.sqrt(m.m2 / (m.n - 1))) * scale if m.n > 1 else np.nan
         rows += _moment_rows(job, d, metric, unit, float(mean), float(lo), float(hi), std, m.n)
@@ -536,7 +579,7 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
             scaled = _Moments()
             scaled.n, scaled.mean_ = m.n, mean
             checks[d] = _crosscheck(companion, meta, d, metric, scaled, meta["log_name"]["job_index"])
-        if want_pct:
+        if targets:
             pv = []
             for j in range(len(LOG_QS)):
                 u, cnt = kept[(int(code), j)]
@@ -545,12 +588,5 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
             rows += [(job, d, f"{metric}_p{q:g}", x, unit) for q, x in zip(LOG_QS, pv)]
     if checks:
         meta["crosscheck"] = checks
-    meta["series_rows"] = int(rows_out)
-    if sink is not None:
-        series = concat_tidy([], SERIES_COLUMNS)
-    else:
-        series = concat_tidy(frames, SERIES_COLUMNS)
-    if comp:
-        meta["compression"] = comp
-    return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(source, rows), series=series)
+    return rows
 

@@ -217,101 +217,116 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     ``p``'s directory while the caller reads that folder (:func:`ingest_files`), so that a fio JSON and
     the logs beside it share one parse of it."""
     rel = p.relative_to(root).as_posix()
+    keys = {k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}
     why, st = refusal_stat(p, root)
     if why:
-        row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None,
-                **{k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}}
+        row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None, **keys}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
-    size = st.st_size
-    raw = _read_once(p, size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
+    raw = _read_once(p, st.st_size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
     plain = raw if raw is not None and compression(raw[:8]) is None else None
-    row: dict[str, Any] = {"path": rel, "size_bytes": size,
+    row: dict[str, Any] = {"path": rel, "size_bytes": st.st_size,
                            "sha256": hashlib.sha256(raw).hexdigest() if raw is not None else sha256_file(p),
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
                            "error_line": None, "partial": False, "meta_json": None}
-    row.update({k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"})
+    row.update(keys)
     out = FileOutcome(row)
-    if manifest is None:
-        row["manifest"] = "absent"  # no MANIFEST.sha256 in the tree: nothing to check against
-    elif p.name != MANIFEST:
-        want = manifest.get(rel)
-        row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
-    refuse = None
-    if row.get("manifest") == "MISMATCH":  # not read at all: none of its rows may reach the tables
-        refuse = f"{rel}: sha256 differs from {MANIFEST} (raw data must not change; --lenient reads it)"
-    elif row.get("manifest") == "missing":
-        refuse = (f"{rel}: not listed in {MANIFEST} (raw data is listed when it is added: `python -m "
-                  "analysis manifest DIR`; --lenient reads it unchecked)")
+    refuse = _manifest_check(row, p.name, manifest)
     if refuse and not lenient:
         row.update(status="failed", error=refuse)
         out.failed.append((rel, refuse))
         return out
-    name = plain_name(p.name)
     role = context_kind(p, rel)
     if role is not None:
-        row["status"] = "context"
-        row["kind"] = role
-    elif row["size_bytes"] == 0 and (lenient or _fio_log_name(name)):
+        row.update(status="context", kind=role)
+    elif row["size_bytes"] == 0 and (lenient or _fio_log_name(plain_name(p.name))):
         row["status"] = "empty"  # fio leaves a log empty when it has no samples of that kind
     elif row["size_bytes"] == 0:
-        msg = (f"{rel}: empty file (0 bytes): expected benchmark output (a fio log may be empty, other "
-               "files not; --lenient lists it and goes on)")
-        row.update(status="failed", error=msg)
-        out.failed.append((rel, msg))
+        _fail(out, (f"{rel}: empty file (0 bytes): expected benchmark output (a fio log may be empty, other "
+                    "files not; --lenient lists it and goes on)"))
     else:
-        try:
-            kind = detect(p, head=None if plain is None else plain[:HEAD_BYTES])
-        except IngestError as e:
-            kind = None
-            row.update(status="failed", error=str(e), error_line=e.line)
-            out.failed.append((rel, str(e)))
-        if kind is None and row["status"] != "failed" and lenient:
-            row["status"] = "unrecognised"
-        elif kind is None and row["status"] != "failed":
-            msg = (f"{rel}: unrecognised content: no reader claims it (expected fio JSON or logs, rados bench "
-                   "output, blktrace/blkparse/btt, sysutil or a cephqos-pg-timeline; --lenient lists it and "
-                   "goes on)")
-            row.update(status="failed", error=msg, error_line=1)
-            out.failed.append((rel, msg))
-        elif kind is not None:
-            sink = None
-            try:
-                if sink_for is not None:
-                    sink = sink_for({**{k: v for k, v in ctx.items() if k != "context_source"},
-                                     "kind": kind, "source": rel})
-                parsed = read(p, sink, data=plain, kind=kind, folder=folder)
-                bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
-                if bad:  # values no tool prints: failed, its rows kept out of the tables
-                    raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
-                row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
-                           partial=parsed.partial, status="partial" if parsed.partial else "ok",
-                           meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
-                wl = parsed.meta.get("workload") or {}
-                added, conflicts = workload_context(ctx, wl.get("keys") or {})
-                if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
-                    inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
-                    if inv and Path(inv).is_relative_to(root):
-                        added["run"] = Path(inv).relative_to(root).as_posix()
-                row.update({k: str(v) for k, v in added.items()})
-                if conflicts:
-                    row["workload_conflict"] = "; ".join(conflicts)
-                out.ctx = {**{k: v for k, v in ctx.items() if k != "context_source"}, **added,
-                           "kind": parsed.kind, "source": rel}
-                if wl.get("by_job"):  # jobs of one file that ran different workloads: keys per job's rows
-                    out.job_keys = {j: workload_context(ctx, {k: v for k, v in keys.items() if v is not None})[0]
-                                    for j, keys in wl["by_job"].items()}
-                out.summary, out.series = parsed.tidy_summary, parsed.tidy_series
-                req = parsed.tables.get("requests")
-                if req is not None and len(req):
-                    keys = {k: str(v) for k, v in ctx.items() if k != "context_source" and v is not None}
-                    out.requests = with_labels(req, {"kind": parsed.kind, "source": rel, **keys})
-            except IngestError as e:
-                row.update(kind=kind, status="failed", error=str(e), error_line=e.line)
-                out.failed.append((rel, str(e)))
-            finally:
-                if sink is not None:
-                    sink.close(ok=row["status"] != "failed")
+        kind = _detect(out, p, plain, lenient)
+        if kind is not None:
+            _read_into(out, p, root, ctx, kind, plain, sink_for, folder)
     return out
+
+
+def _manifest_check(row: dict[str, Any], name: str, manifest: dict[str, str] | None) -> str | None:
+    """Sets ``row["manifest"]`` (absent / missing / ok / MISMATCH); why the file must not be read, or None."""
+    rel = row["path"]
+    if manifest is None:
+        row["manifest"] = "absent"  # no MANIFEST.sha256 in the tree: nothing to check against
+    elif name != MANIFEST:
+        want = manifest.get(rel)
+        row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
+    if row.get("manifest") == "MISMATCH":  # not read at all: none of its rows may reach the tables
+        return f"{rel}: sha256 differs from {MANIFEST} (raw data must not change; --lenient reads it)"
+    if row.get("manifest") == "missing":
+        return (f"{rel}: not listed in {MANIFEST} (raw data is listed when it is added: `python -m "
+                "analysis manifest DIR`; --lenient reads it unchecked)")
+    return None
+
+
+def _fail(out: FileOutcome, msg: str, line: int | None = None, **more: Any) -> None:
+    out.row.update(status="failed", error=msg, error_line=line, **more)
+    out.failed.append((out.row["path"], msg))
+
+
+def _detect(out: FileOutcome, p: Path, plain: bytes | None, lenient: bool) -> str | None:
+    """The file's kind by content, or None (the row says why: failed, or unrecognised with ``lenient``)."""
+    try:
+        kind = detect(p, head=None if plain is None else plain[:HEAD_BYTES])
+    except IngestError as e:
+        _fail(out, str(e), e.line)
+        return None
+    if kind is None and lenient:
+        out.row["status"] = "unrecognised"
+    elif kind is None:
+        _fail(out, (f"{out.row['path']}: unrecognised content: no reader claims it (expected fio JSON or logs, "
+                    "rados bench output, blktrace/blkparse/btt, sysutil or a cephqos-pg-timeline; --lenient lists "
+                    "it and goes on)"), 1)
+    return kind
+
+
+def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind: str, plain: bytes | None,
+               sink_for, folder: RunFolder | None) -> None:
+    """Read ``p`` (of ``kind``) into ``out``: its row, run keys (with the workload fio recorded), summary,
+    series and request rows; a reader's error, or values no tool prints, fail the file."""
+    row, rel = out.row, out.row["path"]
+    base = {k: v for k, v in ctx.items() if k != "context_source"}
+    sink = None
+    try:
+        if sink_for is not None:
+            sink = sink_for({**base, "kind": kind, "source": rel})
+        parsed = read(p, sink, data=plain, kind=kind, folder=folder)
+        bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
+        if bad:  # values no tool prints: failed, its rows kept out of the tables
+            raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
+        row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
+                   partial=parsed.partial, status="partial" if parsed.partial else "ok",
+                   meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
+        wl = parsed.meta.get("workload") or {}
+        added, conflicts = workload_context(ctx, wl.get("keys") or {})
+        if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
+            inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
+            if inv and Path(inv).is_relative_to(root):
+                added["run"] = Path(inv).relative_to(root).as_posix()
+        row.update({k: str(v) for k, v in added.items()})
+        if conflicts:
+            row["workload_conflict"] = "; ".join(conflicts)
+        out.ctx = {**base, **added, "kind": parsed.kind, "source": rel}
+        if wl.get("by_job"):  # jobs of one file that ran different workloads: keys per job's rows
+            out.job_keys = {j: workload_context(ctx, {k: v for k, v in keys.items() if v is not None})[0]
+                            for j, keys in wl["by_job"].items()}
+        out.summary, out.series = parsed.tidy_summary, parsed.tidy_series
+        req = parsed.tables.get("requests")
+        if req is not None and len(req):
+            keys = {k: str(v) for k, v in base.items() if v is not None}
+            out.requests = with_labels(req, {"kind": parsed.kind, "source": rel, **keys})
+    except IngestError as e:
+        _fail(out, str(e), e.line, kind=kind)
+    finally:
+        if sink is not None:
+            sink.close(ok=row["status"] != "failed")
 
 
 def ingest_files(work: "Iterable[tuple[Path, dict[str, Any]]]", root: Path, manifest: dict[str, str] | None,
