@@ -206,7 +206,7 @@ def _claims(a: argparse.Namespace) -> int:
               f"{proc}`)", file=sys.stderr)
         return 2
     import pandas as pd
-    from .published_qos import load_all
+    from .published.qos import load_all
     from .stats.claims import claims_table, decided_by_repeats, verdict_counts
     from .stats.qos_derived import run_metrics
     flt = [("campaign", "in", list(a.campaign))]

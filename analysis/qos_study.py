@@ -5,7 +5,7 @@ computed from the data.
 31).  :data:`STUDIES` holds what is study-specific and does not come from our data: the seed, the title
 and introduction, the set-up table (theirs beside ours), the scenarios and arms shown, and a note on the
 text's own inconsistencies that the transcription found.  :func:`conclusions` writes the closing section
-from the tables the notebook computed — the seed's statements recomputed (``published_qos.
+from the tables the notebook computed — the seed's statements recomputed (``published.qos.
 recompute_derived``), the claims' verdicts (``stats.claims.claims_table``, the report's first table) and
 our absolute values against theirs (``stats.reconcile``) — so it cannot go stale.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .published_qos import PART1_SEED, PART2_SEED
+from .published.qos import PART1_SEED, PART2_SEED
 from .stats.claims import conclusion_lines
 
 
@@ -106,7 +106,7 @@ def heading(st: Study, campaign: str) -> str:
 
 def recompute_note(st: Study, rec: pd.DataFrame) -> str:
     """How the text's relative statements recompute from its own absolute values (counts from ``rec``,
-    :func:`analysis.published_qos.recompute_derived`), then the transcription's note."""
+    :func:`analysis.published.qos.recompute_derived`), then the transcription's note."""
     n = rec["status"].value_counts()
     parts = [f"{label} {int(n.get(k, 0))}" for k, label in
              (("ok", "recomputed within the printed rounding"), ("approx", "within 2 points where the text hedges"),

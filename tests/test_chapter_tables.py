@@ -7,7 +7,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from analysis.published import CHAPTER_SEED, chapter_matrix, load_chapter_tables, transcribe_chapter
+from analysis.published.chapter import CHAPTER_SEED, chapter_matrix, load_chapter_tables, transcribe_chapter
 from analysis.stats import chapter
 from conftest import SHARED
 

@@ -16,7 +16,7 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from analysis.__main__ import main
-from analysis.published_qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEED
+from analysis.published.qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEED
 from analysis.stats import claims as cl
 from conftest import ROOT
 
@@ -281,7 +281,7 @@ def test_report_shows_the_claims_section_first(tmp_path, hand):
 # --- the real tables -------------------------------------------------------------------------------
 
 def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
-    from analysis.published_qos import load_all
+    from analysis.published.qos import load_all
     from analysis.stats.qos_derived import run_metrics
     from analysis.stats.reconcile import reconcile
     out = tmp_path / "claims.csv"

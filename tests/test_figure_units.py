@@ -154,7 +154,7 @@ def _figures():
 def _seed_figures():
     """Every seed figure (notebook 30) in the versions it has: published from the shipped values; measured
     from a frame with three runs of every metric in every cell, and median time series for the time kinds."""
-    from analysis import published_qos as pq
+    from analysis.published import qos as pq
     from analysis.figures import qos_studies as qf
     from analysis.stats.reconcile import our_cell
     pub = pd.concat([pq.load(pq.FILES[s]) for s in (pq.PART1_SEED, pq.PART2_SEED)], ignore_index=True)

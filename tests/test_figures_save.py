@@ -64,7 +64,7 @@ def test_plotly_figures_keep_jsonschemas_iri_grammar_out_and_importing_analysis_
     grammar (lark, ~1 s): draw_plotly and the command line skip it by an explicit call
     (analysis.speedups), while importing ``analysis`` alone leaves sys.modules as it was (issue 50)."""
     code = ("import sys, analysis; print('rfc3987_syntax' in sys.modules); "
-            "from analysis import published_qos as pq; from analysis.figures import qos_studies as q; "
+            "from analysis.published import qos as pq; from analysis.figures import qos_studies as q; "
             "spec = q.BY_ID['qos-part1-fig01']; f = q.draw_plotly(spec, 'published', pq.load(pq.FILES[spec.seed])); "
             "print(type(f).__name__); "
             "import nbformat.validator; print('lark' in sys.modules, 'jsonschema' in sys.modules)")

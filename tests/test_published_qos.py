@@ -1,4 +1,4 @@
-"""analysis.published_qos: the two mClock-vs-WPQ studies' numbers, checked against their seeds in place."""
+"""analysis.published.qos: the two mClock-vs-WPQ studies' numbers, checked against their seeds in place."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import published_qos as pq
+from analysis.published import qos as pq
 
 HAVE_SEEDS = (pq.SEEDS / pq.PART1_SEED).is_file() and (pq.SEEDS / pq.PART2_SEED).is_file()
 needs_seeds = pytest.mark.skipif(not HAVE_SEEDS, reason="../shared/seeds is absent")

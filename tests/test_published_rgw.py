@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from analysis import published_rgw as pr
+from analysis.published import rgw as pr
 
 HAVE_SEED = (pr.SEEDS / pr.SEED).is_file()
 needs_seed = pytest.mark.skipif(not HAVE_SEED, reason="../shared/seeds is absent")

@@ -116,7 +116,7 @@ def test_reconcile_absolute_and_relative_claims():
 def test_seed_figures_published_and_measured_versions():
     import matplotlib
     matplotlib.use("Agg")
-    from analysis import published_qos as pq
+    from analysis.published import qos as pq
     from analysis.figures import qos_studies as qf
     pub = pq.load(pq.FILES[pq.PART2_SEED])
     assert len({f.id for f in qf.FIGURES}) == len(qf.FIGURES) == 23 + 1 + 15  # part 1 has Figure 8a
@@ -137,7 +137,7 @@ def test_seed_figures_published_and_measured_versions():
 
 
 def test_plotly_version_shows_the_same_values_as_the_static_one():
-    from analysis import published_qos as pq
+    from analysis.published import qos as pq
     from analysis.figures import qos_studies as qf
     pub = pq.load(pq.FILES[pq.PART1_SEED])
     data = qf.bar_data(qf.BY_ID["qos-part1-fig05"], ["snaptrim_rate", "snaptrim_duration"], "published", pub, None,

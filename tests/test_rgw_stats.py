@@ -98,7 +98,7 @@ def test_claims_verdicts():
 
 
 def test_published_beside_measured_uses_the_diarys_hdd_rows():
-    from analysis.published_rgw import load
+    from analysis.published.rgw import load
     runs = pd.DataFrame({"arm": ["shards-1", "shards-8", "shards-64", "rados"], "repeat": [1] * 4,
                          "put_mib_s": [5.0, 6.0, 9.0, 10.0]})
     side = rgw.published_vs_measured(load(), runs).set_index("our arm")

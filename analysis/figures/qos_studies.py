@@ -3,7 +3,7 @@
 :data:`FIGURES` lists every figure the seeds describe (part 1's Figures 1–23, part 2's Charts 1–15) with
 a stable id naming the seed figure (``qos-part1-fig05``, ``qos-part2-chart04``).  :func:`draw` makes one
 version: ``source="published"`` uses only the numbers the text states (from
-:func:`analysis.published_qos.load_all`), drawn hatched and titled PUBLISHED; a bar the text gives only as
+:func:`analysis.published.qos.load_all`), drawn hatched and titled PUBLISHED; a bar the text gives only as
 a change against another stated number ("27% lower than the 15K baseline") is drawn open and dashed,
 labelled "implied" with that claim; bars it does not state at all are marked "not stated"; ``source="measured"`` draws the same layout from our runs
 (:func:`analysis.stats.qos_derived.run_metrics`: bars are medians over the repeats, dots the runs).
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures import tight_layout
-from analysis.published_qos import PART1_SEED, PART2_SEED, stated_values
+from analysis.published.qos import PART1_SEED, PART2_SEED, stated_values
 from analysis.stats.reconcile import our_cell
 
 BASE = [("wpq", ""), ("mclock_scheduler", "high_client_ops"), ("mclock_scheduler", "balanced"),

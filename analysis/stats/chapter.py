@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.published import NODES, chapter_matrix, decimals_of, load_chapter_tables
+from analysis.published.chapter import NODES, chapter_matrix, decimals_of, load_chapter_tables
 
 from . import consistency as c
 

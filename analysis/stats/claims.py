@@ -73,7 +73,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
-from ..published_qos import PART1_SEED, PART2_SEED
+from ..published.qos import PART1_SEED, PART2_SEED
 from .consistency import ALPHA, n_per_arm
 from .reconcile import WORKLOAD, arm_values, campaign_arms, claim_cells, claim_rows, our_metric
 
@@ -209,7 +209,7 @@ def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
 
 def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, alpha: float = ALPHA,
                  power: float = 0.8, release: str | None = None) -> pd.DataFrame:
-    """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published_qos.load_all`)
+    """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published.qos.load_all`)
     against ``metrics`` (:func:`analysis.stats.qos_derived.run_metrics` of ``campaign``; other campaigns'
     rows are dropped when it has a ``campaign`` column).  Columns :data:`COLUMNS`; verdicts in the module
     docstring."""

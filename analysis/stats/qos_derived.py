@@ -5,7 +5,7 @@ nothing else.  Input: the tidy ``summary`` / ``series`` tables of ``analysis.ing
 ``data/raw/ceph-qos/`` (fio 3.33 json+ and 1 s averaged logs, the ``ceph-pg-timeline`` reader).
 Output units are the seeds': IOPS, ms, objects/s, s, MiB/s.
 
-Metric names are :data:`analysis.published_qos.METRICS`:
+Metric names are :data:`analysis.published.qos.METRICS`:
 
 - ``client_iops``: fio's average IOPS over the whole client run (read + write for randrw);
 - ``client_bw``: fio's average bandwidth over the whole run, directions summed (MiB/s);

@@ -1,6 +1,6 @@
 """Each published claim of the mClock-vs-WPQ studies next to the same quantity measured on our runs.
 
-Input: the published rows (:func:`analysis.published_qos.load_all`) and our per-run metrics
+Input: the published rows (:func:`analysis.published.qos.load_all`) and our per-run metrics
 (:func:`analysis.stats.qos_derived.run_metrics`).  A published quantity (``test, scheduler, profile``)
 is mapped to one of our (``scenario``, ``arm``) cells by :func:`our_cell`; the study's machine is not
 ours, so absolute values are compared as a ratio only, and relative claims by direction and size, with a

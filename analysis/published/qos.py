@@ -49,9 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "data" / "published"
-SEEDS = ROOT.parent / "shared" / "seeds"
+from .seeds import PUBLISHED, SEEDS, seed_rows
 PART1_SEED = "mclock-vs-wpq-snaptrim-recovery-part1.zh.txt"
 PART2_SEED = "mclock-vs-wpq-scrub-part2.txt"
 FILES = {PART1_SEED: PUBLISHED / "qos-part1.csv", PART2_SEED: PUBLISHED / "qos-part2.csv"}
@@ -128,17 +126,8 @@ def check_provenance(df: pd.DataFrame, seeds: str | Path = SEEDS, csv: str = "pu
     ``printed`` is in the sentence (for ``K`` / ``%`` / ``~`` forms, its digits are); vocabulary of
     ``kind``, ``test``, ``profile``, ``service``, ``metric`` (measured/derived), ``relation``; derived
     rows name a reference metric."""
-    problems = []
-    texts = {}
-    for i, r in enumerate(df.itertuples(index=False), start=2):
-        where = f"{csv} row {i} ({r.metric} {r.printed!r})"
-        if r.seed not in texts:
-            p = Path(seeds) / r.seed
-            texts[r.seed] = p.read_text(encoding="utf-8").splitlines() if p.is_file() else None
-        lines = texts[r.seed]
-        if lines is None:
-            problems.append(f"{where}: seed {r.seed} not found in {seeds}")
-            continue
+    problems: list[str] = []
+    for where, r, lines in seed_rows(df, seeds, csv, problems):
         lo, hi = max(0, r.seed_line - 3), min(len(lines), r.seed_line + 2)
         near = _norm(" ".join(lines[lo:hi]))
         if not r.sentence or _norm(r.sentence) not in near:

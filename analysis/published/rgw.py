@@ -46,9 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "data" / "published"
-SEEDS = ROOT.parent / "shared" / "seeds"
+from .seeds import PUBLISHED, SEEDS, seed_rows
 SEED = "cbt-rgw-getput-diary.txt"
 CSV = PUBLISHED / "rgw-getput-diary.csv"
 
@@ -109,17 +107,8 @@ def check_provenance(df: pd.DataFrame, seeds: str | Path = SEEDS, csv: str = "pu
     """Problems with rows of ``df`` ([] when every row is consistent with the seed and the schema): the sentence
     is one of the sentences of line ``seed_line``, ``printed`` is in it, the vocabularies hold, derived rows
     name their reference and ``per`` rows their divisor."""
-    problems = []
-    texts: dict[str, list[str] | None] = {}
-    for i, r in enumerate(df.itertuples(index=False), start=2):
-        where = f"{csv} row {i} ({r.metric} {r.printed!r})"
-        if r.seed not in texts:
-            p = Path(seeds) / r.seed
-            texts[r.seed] = p.read_text(encoding="utf-8").splitlines() if p.is_file() else None
-        lines = texts[r.seed]
-        if lines is None:
-            problems.append(f"{where}: seed {r.seed} not found in {seeds}")
-            continue
+    problems: list[str] = []
+    for where, r, lines in seed_rows(df, seeds, csv, problems):
         if not 1 <= r.seed_line <= len(lines) or r.sentence not in sentences(lines[r.seed_line - 1]):
             problems.append(f"{where}: sentence is not a sentence of {r.seed} line {r.seed_line}")
         if r.printed not in r.sentence:

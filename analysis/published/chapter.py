@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "data" / "published"
+from .seeds import PUBLISHED, ROOT
+
 CHAPTER_SEED = "ceph-workload-characterization-chapter.txt"
 CHAPTER_CSV = PUBLISHED / "ceph-chapter-tables.csv"
 COLUMNS = ["seed", "section", "table", "caption", "seed_line", "row", "column", "printed", "value",
@@ -137,6 +137,6 @@ def chapter_matrix(tables: pd.DataFrame, table: str, field: str = "value") -> pd
 decimals_of = np.vectorize(lambda s: len(s.split(".")[1]) if "." in s else 0, otypes=[int])
 decimals_of.__doc__ = "Printed decimals of each cell string (``'0.160'`` → 3, ``'1'`` → 0)."
 
-if __name__ == "__main__":  # python -m analysis.published ../shared/seeds/<chapter>.txt
+if __name__ == "__main__":  # python -m analysis.published.chapter ../shared/seeds/<chapter>.txt
     import sys
     print(write_chapter_tables(sys.argv[1] if len(sys.argv) > 1 else ROOT.parent / "shared" / "seeds" / CHAPTER_SEED))
