@@ -347,3 +347,62 @@ def test_bottleneck_conclusion_counts_verdicts_and_tests_the_chapters_claim():
     assert "- **`f`** (3 runs): disk ×2, none ×1; clear in 1; workload means CPU 0.45–0.50, disk 0.50–0.93." in text
     assert "(the drives are the bottleneck) holds here (disk in 2 of 3 verdicts)" in text
     assert "- **`r`** (2 runs): cpu ×1, cpu+disk ×1; clear in 2;" in text   # two saturated, the rest low: clear and "does not hold here (disk in 1 of 2" in text
+
+
+# --- the notebook's tables (issue 50: built here, not in notebook 40's cells) ------------------------
+
+def test_over_time_pools_bins_per_row_and_drops_directions_that_never_occur():
+    mib = 1 << 20
+    rows = [(0, mib, "write", 0.0, 0.1e6), (8, mib, "write", 0.0, 0.5e6), (16, mib, "write", 1.0e6, 1.5e6)]
+    win = pd.DataFrame({"source": ["t"], "dev": [1], "t_start_ns": [0.0], "t_end_ns": [2.5e6], "scenario": ["s"]})
+    r = bio.rates(_req(rows), win, bin_ns=1e6)
+    t = bio.over_time(r, win, ["scenario"])
+    # as test_rates_by_hand: write bins 2000, 1000, 0 /s (MiB/s alike); no read ever: no read row
+    assert t.index.tolist() == [("s", "write")]
+    w = t.loc[("s", "write")]
+    assert w["iops_mean"] == pytest.approx(1000.0) and w["empty_bins"] == pytest.approx(1 / 3)
+    assert w["iops_p5"] == pytest.approx(100.0) and w["iops_p95"] == pytest.approx(1900.0)
+    assert w["mib_s_mean"] == pytest.approx(1000.0)
+
+
+@pytest.mark.filterwarnings("ignore:Degrees of freedom")  # one run: its spread (std) is undefined
+def test_idle_sensitivity_and_spread_by_hand():
+    rows = [(0, KIB4, "write", np.nan, 10.0), (8, KIB4, "write", 30.0, 50.0), (16, KIB4, "write", 40.0, 60.0),
+            (24, 0, "read", 62.0, 70.0), (32, KIB4, "write", 90.0, 120.0)]
+    req = _req(rows)
+    win = pd.DataFrame({"source": ["t"], "dev": [1], "t_start_ns": [0.0], "t_end_ns": [100.0], "scenario": ["s"],
+                        "io_scheduler": ["none"]})
+    # test_idle_time_by_hand's trace: gaps 20, 2, 20 ns → ≥ 0: 42 % in 3 periods; ≥ 5 ns (0.005 µs): 40 % in 2
+    s = bio.idle_sensitivity(req, win, ["scenario"], [0, 0.005])
+    assert s.loc["s"].tolist() == pytest.approx([42.0, 3.0, 40.0, 2.0])
+    assert s.columns.tolist() == ["≥0 µs", "periods ≥0 µs", "≥0.005 µs", "periods ≥0.005 µs"]
+    sp = bio.idle_spread(bio.idle_time(req, win, 5), win, ["scenario"])
+    assert sp.loc["s", "none"] == pytest.approx(40.0)
+
+
+def test_busy_check_table_and_inventory_by_hand():
+    check = pd.DataFrame({"campaign": "c", "phase": "write", "role": ["data", "data", "db"],
+                          "busy": [0.3, 0.5, 0.8], "util": [0.4, 0.4, 0.7], "diff": [0.1, -0.1, -0.1]})
+    t = bio.busy_check_table(check)
+    assert t.loc[("c", "write", "data"), "streams"] == 2
+    assert t.loc[("c", "write", "data"), "busy_trace"] == pytest.approx(0.4)
+    assert t.loc[("c", "write", "data"), "diff_abs_max"] == pytest.approx(0.1)
+    assert t.loc[("c", "write", "db"), "diff_median"] == pytest.approx(-0.1)
+    win = pd.DataFrame({"source": ["a", "a", "b"], "dev": [1, 2, 1], "campaign": "c", "phase": "write",
+                        "role": ["data", "db", "data"], "t_start_ns": 0.0, "t_end_ns": [5e8, 5e8, 2.5e8]})
+    prof = pd.DataFrame({"campaign": "c", "phase": "write", "role": ["data", "db"], "requests": [10, 4],
+                         "flushes": [1, 0]})
+    inv = bio.inventory(win, prof)
+    assert inv.loc[("c", "write", "data")].tolist() == [2, 2, 250.0, 500.0, 10, 1]
+    assert inv.loc[("c", "write", "db")].tolist() == [1, 1, 500.0, 500.0, 4, 0]
+
+
+def test_bottleneck_verdicts_joins_runs_and_counts_clear_ones():
+    at = pd.DataFrame({"run": ["r1", "r2"], "phase": "write", "cpu": [0.9, 0.6], "memory": 0.1,
+                       "disk": [0.3, 0.95], "network": np.nan, "iowait": 0.0, "disk_device": "vda"})
+    win = pd.DataFrame({"run": ["r1", "r1", "r2"], "phase": "write", "campaign": "c", "scenario": "s",
+                        "io_scheduler": ["none", "none", "bfq"]})
+    summary, v_trace, v_phase = bio.bottleneck_verdicts(at, at, win, ["scenario"])
+    # r1: CPU saturated, the rest < 0.5 → clear; r2: disk, but CPU 0.6 is not < 0.5 → not clear
+    assert v_trace["verdict"].tolist() == ["cpu", "disk"] and len(v_phase) == 2
+    assert summary.loc["s", "clear"] == "1/2" and summary.loc["s", "verdicts (whole phase)"] == "cpu ×1, disk ×1"

@@ -639,3 +639,67 @@ def bottleneck_conclusion(v_trace: pd.DataFrame, v_phase: pd.DataFrame | None = 
                     f"{k} ×{int(n)}" for k, n in p.value_counts().items()) + "."
         lines.append(line)
     return "\n".join(lines)
+
+
+# --- the notebook's tables (40-block-workload): one function per table it shows ----------------------
+
+def inventory(win: pd.DataFrame, prof: pd.DataFrame, by: Sequence[str] = ("campaign", "phase", "role")) -> pd.DataFrame:
+    """Per ``by``: traces, device streams, the shortest and longest window (ms) and the requests and
+    flushes of :func:`characterize`'s profile ``prof`` summed."""
+    inv = win.assign(window_ms=(win["t_end_ns"] - win["t_start_ns"]) / 1e6).groupby(list(by))
+    out = pd.DataFrame({"traces": inv["source"].nunique(), "streams": inv.size(),
+                        "window_ms_min": inv["window_ms"].min(), "window_ms_max": inv["window_ms"].max()})
+    return out.join(prof.groupby(list(by))[["requests", "flushes"]].sum())
+
+
+def over_time(rates_: pd.DataFrame, win: pd.DataFrame, row: Sequence[str]) -> pd.DataFrame:
+    """IOPS and MiB/s per completion-time bin (:func:`rates`) pooled per ``row`` and direction, over the
+    directions that occur in a stream: mean, 5th/95th percentile and the share of empty bins."""
+    r = rates_.merge(win[[*STREAM, *row]], on=STREAM)
+    r = r[r.groupby([*STREAM, "ddir"])["iops"].transform("max") > 0]   # directions that occur
+    g = r.groupby([*row, "ddir"])
+    return pd.DataFrame({"iops_mean": g["iops"].mean(), "iops_p5": g["iops"].quantile(0.05),
+                         "iops_p95": g["iops"].quantile(0.95), "mib_s_mean": g["mib_s"].mean(),
+                         "mib_s_p95": g["mib_s"].quantile(0.95),
+                         "empty_bins": g["iops"].agg(lambda x: (x == 0).mean())})
+
+
+def idle_spread(idle: pd.DataFrame, win: pd.DataFrame, row: Sequence[str], run: str = "io_scheduler") -> pd.DataFrame:
+    """% of each trace's window idle (:func:`idle_time`), one column per ``run`` value, with the spread
+    statistics of :func:`spread_table`."""
+    iw = idle.merge(win[[*STREAM, *row, run]], on=STREAM)
+    return spread_table(iw.assign(pct=100 * iw["idle_share"]), list(row), run, "pct")
+
+
+def idle_sensitivity(req: pd.DataFrame, win: pd.DataFrame, row: Sequence[str],
+                     thresholds_us: Iterable[float]) -> pd.DataFrame:
+    """Per ``row``: mean idle % of the window and mean number of idle periods per trace, for each
+    minimum idle period (µs)."""
+    sens = {}
+    for us in thresholds_us:
+        i = idle_time(req, win, us * 1e3).merge(win[[*STREAM, *row]], on=STREAM)
+        sens[f"≥{us} µs"] = 100 * i.groupby(list(row))["idle_share"].mean()
+        sens[f"periods ≥{us} µs"] = i.groupby(list(row))["idle_periods"].mean()
+    return pd.DataFrame(sens)
+
+
+def busy_check_table(check: pd.DataFrame, by: Sequence[str] = ("campaign", "phase", "role")) -> pd.DataFrame:
+    """:func:`busy_vs_util` per ``by``: streams, mean busy share from the trace and utilisation from
+    diskstats, and the median and largest absolute difference."""
+    g = check.groupby(list(by))
+    return pd.DataFrame({"streams": g.size(), "busy_trace": g["busy"].mean(), "util_diskstats": g["util"].mean(),
+                         "diff_median": g["diff"].median(), "diff_abs_max": g["diff"].agg(lambda x: x.abs().max())})
+
+
+def bottleneck_verdicts(at_trace: pd.DataFrame, at_phase: pd.DataFrame, win: pd.DataFrame, by: Sequence[str],
+                        saturated: float = 0.8, headroom: float = 0.5
+                        ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(summary per ``by``, per-run verdicts over each trace's window, per-run verdicts over the whole
+    phase) of :func:`bottleneck`; the summary's ``clear`` is "clear runs/runs"."""
+    keys = win[["run", "phase", "campaign", "scenario", "io_scheduler"]].drop_duplicates()
+    v_trace = bottleneck(at_trace.merge(keys, on=["run", "phase"]), saturated, headroom)
+    v_phase = bottleneck(at_phase.merge(keys, on=["run", "phase"]), saturated, headroom)
+    summary = verdict_summary(v_trace, by)
+    summary["clear"] = v_trace.groupby(list(by))["clear"].sum().astype(int).astype(str) + "/" + summary["runs"].astype(str)
+    summary["verdicts (whole phase)"] = verdict_summary(v_phase, by)["verdicts"]
+    return summary, v_trace, v_phase
