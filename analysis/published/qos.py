@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .seeds import PUBLISHED, SEEDS, seed_rows
+from .seeds import PUBLISHED, SEEDS, ProvenanceError, read_published, seed_rows  # noqa: F401 (ProvenanceError: raised by load)
 PART1_SEED = "mclock-vs-wpq-snaptrim-recovery-part1.zh.txt"
 PART2_SEED = "mclock-vs-wpq-scrub-part2.txt"
 FILES = {PART1_SEED: PUBLISHED / "qos-part1.csv", PART2_SEED: PUBLISHED / "qos-part2.csv"}
@@ -86,32 +86,13 @@ METRICS = {
 }
 
 
-class ProvenanceError(ValueError):
-    """A published row that does not match its seed: names the CSV, the row (1-based, header = 1) and why."""
-
-
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
 def load(path: str | Path) -> pd.DataFrame:
     """One published CSV with typed columns (``value`` float, ``approx`` int, the rest text)."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in COLUMNS if c not in df]
-    if missing:
-        raise ProvenanceError(f"{path}: missing columns {missing}; expected {COLUMNS}")
-    df = df[COLUMNS].copy()
-    for col, empty in (("value", None), ("seed_line", "bad"), ("approx", "0")):
-        raw = df[col].replace("", empty) if empty != "bad" else df[col]
-        num = pd.to_numeric(raw, errors="coerce")
-        bad = num.isna() & raw.notna()
-        if bad.any():  # CSV line = row index + 2 (header is line 1)
-            i = int(np.flatnonzero(bad)[0])
-            raise ProvenanceError(f"{path}:{i + 2}: {col} {df[col].iloc[i]!r} is not a number")
-        df[col] = num
-    df["seed_line"] = df["seed_line"].astype("int64")
-    df["approx"] = df["approx"].astype("int64")
-    return df
+    return read_published(path, COLUMNS, approx_default="0")
 
 
 def load_all(published: str | Path = PUBLISHED) -> pd.DataFrame:

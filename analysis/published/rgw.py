@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .seeds import PUBLISHED, SEEDS, seed_rows
+from .seeds import PUBLISHED, SEEDS, ProvenanceError, read_published, seed_rows  # noqa: F401 (ProvenanceError: raised by load)
 SEED = "cbt-rgw-getput-diary.txt"
 CSV = PUBLISHED / "rgw-getput-diary.csv"
 
@@ -75,27 +75,9 @@ RELATIONS = ("change_pct", "share_pct", "ratio", "per")
 APPROX_REL = 0.15
 
 
-class ProvenanceError(ValueError):
-    """A published row that does not match its seed: names the CSV, the row (1-based, header = 1) and why."""
-
-
 def load(path: str | Path = CSV) -> pd.DataFrame:
     """The published CSV with typed columns (``value`` float, ``seed_line`` and ``approx`` int, the rest text)."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in COLUMNS if c not in df]
-    if missing:
-        raise ProvenanceError(f"{path}: missing columns {missing}; expected {COLUMNS}")
-    df = df[COLUMNS].copy()
-    for col in ("value", "seed_line", "approx"):
-        num = pd.to_numeric(df[col].replace("", None if col == "value" else "x"), errors="coerce")
-        bad = num.isna() & (df[col] != "") if col == "value" else num.isna()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ProvenanceError(f"{path}:{i + 2}: {col} {df[col].iloc[i]!r} is not a number")
-        df[col] = num
-    df["seed_line"] = df["seed_line"].astype("int64")
-    df["approx"] = df["approx"].astype("int64")
-    return df
+    return read_published(path, COLUMNS)
 
 
 def sentences(line: str) -> list[str]:
