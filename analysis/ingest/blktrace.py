@@ -631,6 +631,10 @@ def _labels(codes: np.ndarray, labels) -> pd.api.extensions.ExtensionArray:
                     dtype=pd.StringDtype(na_value=np.nan))
 
 
+# ---------------------------------------------------------------------------------------------------
+# Pairing events into requests and bios (io_tables): the rules of the module docstring, one helper each
+# ---------------------------------------------------------------------------------------------------
+
 def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
           allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
     """Row index into ``right`` (−1: none) of the as-of match for each row of ``left``: what
@@ -687,34 +691,18 @@ def _root(parent: np.ndarray) -> np.ndarray:
         p = q
 
 
-def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    """(requests, bios, notes) from decoded records; see the module docstring for the rules.
+def _pairing_events(tr: Trace, w: np.ndarray, ix: np.ndarray) -> pd.DataFrame:
+    """The events at ``ix`` with the fields pairing uses: ``t`` (ns), ``dev``, ``sector``, ``nsect``
+    (512 B units), ``w`` (write category bit), ``pid``."""
+    return pd.DataFrame({"t": tr.time[ix], "dev": tr.device[ix], "sector": tr.sector[ix],
+                         "nsect": tr.nbytes[ix] >> 9, "w": w[ix], "pid": tr.pid[ix]})
 
-    ``requests``: one row per C event — ``dev sector nbytes rwbs ddir pid n_bios q_ns g_ns i_ns d_ns
-    c_ns q2c_ns d2c_ns q2d_ns error`` (times ns since the first record; NaN where no event matched).
-    ``bios``: one row per Q — ``dev sector nbytes ddir pid merge ('', 'M', 'F') q_ns d_ns c_ns q2c_ns
-    d2c_ns q2d_ns req`` (``req`` = row of ``requests``, −1 when no completion was found).
-    ``extra`` (a dict, for :func:`parse_stream`) receives intermediate arrays; results are unchanged.
-    """
-    act = tr.action
-    code = act & 0xFF
-    cat = act >> 16
-    fs = (cat & (TC_NOTIFY | TC_PC)) == 0
-    w = (cat & TC_WRITE) != 0
 
-    def events(ix: np.ndarray) -> pd.DataFrame:  # the events at ix, with the fields pairing uses
-        return pd.DataFrame({"t": tr.time[ix], "dev": tr.device[ix], "sector": tr.sector[ix],
-                             "nsect": tr.nbytes[ix] >> 9, "w": w[ix], "pid": tr.pid[ix]})
-
-    def sel(c: int) -> pd.DataFrame:
-        return events(np.flatnonzero(fs & (code == c)))
-
-    Q, G, I, D, C = sel(TA_Q), sel(TA_G), sel(TA_I), sel(TA_D), sel(TA_C)
-    mix = np.flatnonzero(fs & ((code == TA_M) | (code == TA_F)))
-    merges = events(mix).assign(kind=code[mix])
+def _merge_owners(merges: pd.DataFrame, Q: pd.DataFrame, notes: dict, extra: dict | None):
+    """Rule 1: the Q each merge event belongs to, the latest Q with the same dev, sector and size.
+    Returns per bio its merge kind (int8: 0 none, 2 back M, 3 front F) and the time of its merge event
+    (ns; its Q time when none), and the mask of merge events that found their Q."""
     nq = len(Q)
-    notes: dict[str, Any] = {}
-    # 1. which Q did each merge event belong to: the latest Q with the same dev, sector and size
     mq = _asof(merges, Q, ["dev", "sector", "nsect"], "backward")
     merge = np.zeros(nq, dtype=np.int8)  # 0 none, 2 back (M), 3 front (F)
     m_t = Q["t"].to_numpy().copy()
@@ -725,7 +713,13 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
     if extra is not None:
         extra.update(merge_q=mq, merge_rows=merges.index.to_numpy(), n_q=nq)
         extra["parent_miss"] = np.zeros(nq, dtype=bool)
-    # 2. parent of a merged bio: latest earlier Q ending at its start (M) / starting at its end (F)
+    return merge, m_t, okm
+
+
+def _merge_parents(Q: pd.DataFrame, merge: np.ndarray, notes: dict, extra: dict | None) -> np.ndarray:
+    """Rule 2: parent (Q row) of each merged bio, the latest earlier Q ending at its start (M) or
+    starting at its end (F); a bio without one is its own parent."""
+    nq = len(Q)
     Qk = Q.assign(end=Q["sector"] + Q["nsect"], qi=np.arange(nq))
     parent = np.arange(nq)
     for kind, lkey, rkey in ((TA_M, "sector", "end"), (TA_F, "end", "sector")):
@@ -739,14 +733,25 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
         if extra is not None:
             extra["parent_miss"][lm["qi"].to_numpy()[p < 0]] = True
         notes[f"{'back' if kind == TA_M else 'front'}_merges_without_parent"] = int((p < 0).sum())
-    root = _root(parent)
-    # 3. groups of bios (one request each, before any untraced request-request merge)
+    return parent
+
+
+def _bio_groups(Q: pd.DataFrame, root: np.ndarray, m_t: np.ndarray) -> pd.DataFrame:
+    """Rule 3: the groups of bios (one request each, before any untraced request-request merge), indexed
+    by root bio: ``start`` (smallest sector), ``nsect``, ``t_first`` (first Q, ns), ``t_last`` (last Q
+    or merge event, ns), ``n`` (bios), ``dev``."""
     g = pd.DataFrame({"root": root, "sector": Q["sector"].to_numpy(), "nsect": Q["nsect"].to_numpy(),
                       "t": Q["t"].to_numpy(), "m_t": m_t}).groupby("root", sort=True)
     grp = pd.DataFrame({"start": g["sector"].min(), "nsect": g["nsect"].sum(), "t_first": g["t"].min(),
                         "t_last": g["m_t"].max(), "n": g.size()})
     grp["dev"] = Q["dev"].to_numpy()[grp.index.to_numpy()]
-    # 4. completion of each group: first C at its start sector after its last bio
+    return grp
+
+
+def _group_completions(grp: pd.DataFrame, C: pd.DataFrame, root: np.ndarray, notes: dict,
+                       extra: dict | None) -> np.ndarray:
+    """Rule 4: C row (−1: none) of each group, the first C at its start sector after its last bio, else
+    the first covering one (:func:`_covering`)."""
     gl = grp.reset_index(drop=True).rename(columns={"start": "sector"})
     c_of = _asof(gl, C, ["dev", "sector"], "forward", lt="t_last")
     miss = np.flatnonzero(c_of < 0)
@@ -757,28 +762,49 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
         extra.update(root=root, grp=grp, c_of=c_of, fallback=miss, scan=scan)
     notes["bio_groups"] = int(len(grp))
     notes["bio_groups_without_completion"] = int((c_of < 0).sum())
-    # 5. issue of each completion: the last D at the C's sector before it
+    return c_of
+
+
+def _issue_times(C: pd.DataFrame, D: pd.DataFrame, notes: dict, extra: dict | None) -> np.ndarray:
+    """Rule 5: issue time (ns, float; NaN: none) of each completion, the last D at the C's sector before it."""
     d_of = _asof(C, D, ["dev", "sector"], "backward")
     notes["completions_without_issue"] = int((d_of < 0).sum())
     if extra is not None:
         extra["d_of"] = d_of
-    c_t = C["t"].to_numpy().astype(np.float64)
-    d_t = (np.where(d_of >= 0, D["t"].to_numpy()[np.maximum(d_of, 0)], np.nan) if len(D)
-           else np.full(len(C), np.nan))
-    # per bio
+    return (np.where(d_of >= 0, D["t"].to_numpy()[np.maximum(d_of, 0)], np.nan) if len(D)
+            else np.full(len(C), np.nan))
+
+
+def _bio_rows(Q: pd.DataFrame, grp: pd.DataFrame, root: np.ndarray, c_of: np.ndarray, merge: np.ndarray,
+              c_t: np.ndarray, d_t: np.ndarray) -> pd.DataFrame:
+    """The ``bios`` table of :func:`io_tables`: one row per Q, its request's D and C times (ns)."""
+    nq = len(Q)
     gi = np.searchsorted(grp.index.to_numpy(), root)
     req = c_of[gi] if len(grp) else np.full(nq, -1)
     has = req >= 0
     q_t = Q["t"].to_numpy().astype(np.float64)
-    bc = np.where(has, c_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
-    bd = np.where(has, d_t[np.maximum(req, 0)] if len(C) else np.nan, np.nan)
-    bios = pd.DataFrame({"dev": Q["dev"].to_numpy(), "sector": Q["sector"].to_numpy(),
+    bc = np.where(has, c_t[np.maximum(req, 0)] if len(c_t) else np.nan, np.nan)
+    bd = np.where(has, d_t[np.maximum(req, 0)] if len(c_t) else np.nan, np.nan)
+    return pd.DataFrame({"dev": Q["dev"].to_numpy(), "sector": Q["sector"].to_numpy(),
                          "nbytes": Q["nsect"].to_numpy() * 512, "ddir": _labels(Q["w"].to_numpy(), ("read", "write")),
                          "pid": Q["pid"].to_numpy(), "merge": _labels(merge, ("", "", "M", "F")),
                          "q_ns": q_t, "d_ns": bd, "c_ns": bc, "q2c_ns": bc - q_t, "d2c_ns": bc - bd,
                          "q2d_ns": bd - q_t, "req": req})
-    # per request (C rows): first bio, bio count, G and I of the root bio (if before the issue)
-    nC = len(C)
+
+
+def _first_after(left: pd.DataFrame, right: pd.DataFrame, dlim: np.ndarray) -> np.ndarray:
+    """Time (ns, float) of the first ``right`` event at each ``left`` row's dev and sector from its time on,
+    NaN where there is none or it comes after ``dlim`` (the request's issue)."""
+    j = _asof(left, right, ["dev", "sector"], "forward")
+    tv = np.where(j >= 0, right["t"].to_numpy()[np.maximum(j, 0)] if len(right) else 0, -1)
+    return np.where((j >= 0) & (tv <= dlim), tv, np.nan)
+
+
+def _request_leads(Q: pd.DataFrame, G: pd.DataFrame, I: pd.DataFrame, grp: pd.DataFrame, c_of: np.ndarray,
+                   d_t: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per request (C row): first Q time, bio count, pid of the root bio of its earliest group, and that
+    bio's G and I times if before the issue (ns, NaN / −1 / 0 where no group completed there)."""
+    nC = len(d_t)
     first_q = np.full(nC, np.nan)
     n_bios = np.zeros(nC, dtype=np.int64)
     pid = np.full(nC, -1, dtype=np.int64)
@@ -797,26 +823,50 @@ def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.Da
         cc = lead["c"].to_numpy()
         rq = Q.iloc[roots].reset_index(drop=True)  # the root bios: dev, sector, t
         dlim = np.nan_to_num(d_t[cc], nan=np.inf)
-
-        def first_after(left: pd.DataFrame, right: pd.DataFrame) -> np.ndarray:
-            j = _asof(left, right, ["dev", "sector"], "forward")
-            tv = np.where(j >= 0, right["t"].to_numpy()[np.maximum(j, 0)] if len(right) else 0, -1)
-            return np.where((j >= 0) & (tv <= dlim), tv, np.nan)
-
-        gt_ = first_after(rq, G)
+        gt_ = _first_after(rq, G, dlim)
         g_t[cc] = gt_
         after_g = rq.assign(t=np.where(np.isnan(gt_), rq["t"].to_numpy(), gt_).astype(np.int64))
-        it_ = first_after(after_g, I)
-        alt = first_after(after_g.assign(sector=lead["start"].to_numpy()), I)
+        it_ = _first_after(after_g, I, dlim)
+        alt = _first_after(after_g.assign(sector=lead["start"].to_numpy()), I, dlim)
         i_t[cc] = np.where(np.isnan(it_), alt, it_)
-    C_act = act[fs & (code == TA_C)]
+    return first_q, n_bios, pid, g_t, i_t
+
+
+def io_tables(tr: Trace, extra: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """(requests, bios, notes) from decoded records; see the module docstring for the rules.
+
+    ``requests``: one row per C event — ``dev sector nbytes rwbs ddir pid n_bios q_ns g_ns i_ns d_ns
+    c_ns q2c_ns d2c_ns q2d_ns error`` (times ns since the first record; NaN where no event matched).
+    ``bios``: one row per Q — ``dev sector nbytes ddir pid merge ('', 'M', 'F') q_ns d_ns c_ns q2c_ns
+    d2c_ns q2d_ns req`` (``req`` = row of ``requests``, −1 when no completion was found).
+    ``extra`` (a dict, for :func:`parse_stream`) receives intermediate arrays; results are unchanged.
+    """
+    act = tr.action
+    code = act & 0xFF
+    cat = act >> 16
+    fs = (cat & (TC_NOTIFY | TC_PC)) == 0
+    w = (cat & TC_WRITE) != 0
+    Q, G, I, D, C = (_pairing_events(tr, w, np.flatnonzero(fs & (code == c)))
+                     for c in (TA_Q, TA_G, TA_I, TA_D, TA_C))
+    mix = np.flatnonzero(fs & ((code == TA_M) | (code == TA_F)))
+    merges = _pairing_events(tr, w, mix).assign(kind=code[mix])
+    notes: dict[str, Any] = {}
+    merge, m_t, okm = _merge_owners(merges, Q, notes, extra)
+    root = _root(_merge_parents(Q, merge, notes, extra))
+    grp = _bio_groups(Q, root, m_t)
+    c_of = _group_completions(grp, C, root, notes, extra)
+    d_t = _issue_times(C, D, notes, extra)
+    c_t = C["t"].to_numpy().astype(np.float64)
+    bios = _bio_rows(Q, grp, root, c_of, merge, c_t, d_t)
+    first_q, n_bios, pid, g_t, i_t = _request_leads(Q, G, I, grp, c_of, d_t)
+    csel = fs & (code == TA_C)
     requests = pd.DataFrame({
         "dev": C["dev"].to_numpy(), "sector": C["sector"].to_numpy(), "nbytes": C["nsect"].to_numpy() * 512,
-        "rwbs": _labels(*_rwbs_codes(C_act, tr.nbytes[fs & (code == TA_C)])[::-1]),
+        "rwbs": _labels(*_rwbs_codes(act[csel], tr.nbytes[csel])[::-1]),
         "ddir": _labels(C["w"].to_numpy(), ("read", "write")), "pid": pid, "n_bios": n_bios,
         "q_ns": first_q, "g_ns": g_t, "i_ns": i_t, "d_ns": d_t, "c_ns": c_t,
         "q2c_ns": c_t - first_q, "d2c_ns": c_t - d_t, "q2d_ns": d_t - first_q,
-        "error": tr.error[fs & (code == TA_C)]})
+        "error": tr.error[csel]})
     notes["merges"] = int(okm.sum())
     notes["requeues"] = int((fs & (code == TA_R)).sum())
     return requests, bios, notes
@@ -1062,6 +1112,249 @@ def _trace_of(ev: dict[str, np.ndarray], t0: int, order: str) -> Trace:
                  pid=ev["pid"], device=ev["device"], error=ev["error"], t0_ns=t0, comm={}, order=order)
 
 
+#: event kinds the windowed pairing keeps (filesystem category only)
+_PAIRED = (TA_Q, TA_M, TA_F, TA_G, TA_I, TA_D, TA_C)
+
+
+@dataclass
+class _Step:
+    """One step of :class:`_Pairing`: :func:`io_tables` on the window's events (``tr``, ``ex`` its
+    intermediate arrays, ``req`` and ``bios`` its tables), the window's action codes, the global event
+    indices of its Q, C and M/F events, and the commit range [A, B) of global indices.  The commit masks
+    are set by :meth:`_Pairing.commit_masks`: ``creq`` (C rows), ``cb`` (bio rows), ``breq`` (each bio's
+    C row, −1: none) and ``bc`` (its global C index, −1: none)."""
+
+    A: int
+    B: int
+    tr: Trace
+    ex: dict[str, Any]
+    req: pd.DataFrame
+    bios: pd.DataFrame
+    code: np.ndarray
+    gQ: np.ndarray
+    gC: np.ndarray
+    gM: np.ndarray
+    creq: np.ndarray | None = None
+    cb: np.ndarray | None = None
+    breq: np.ndarray | None = None
+    bc: np.ndarray | None = None
+
+    def merges_here(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(merge_q, merge_rows, here)``: each merge event's Q row (−1: none), its row among the window's
+        M/F events, and whether it is in [A, B)."""
+        mq, mrow = self.ex["merge_q"], self.ex["merge_rows"]
+        mg = self.gM[mrow] if len(mrow) else self.gM
+        return mq, mrow, (mg >= self.A) & (mg < self.B)
+
+
+class _Pairing:
+    """What :func:`_committed` carries from step to step: the kept events [S, N) (``win``, global event
+    indices), the start A of the next commit range, the bios committed so far (global Q index, sorted)
+    with the global C index they were committed with, the covering scans remembered for later C events
+    (rows dev, lo, hi, t_last) and the filter of keys that left the window."""
+
+    def __init__(self, window: int, st: dict):
+        self.window, self.st, self.bounds = window, st, st["bounds"]
+        self.bloom = _Bloom()
+        self.win: dict[str, np.ndarray] | None = None
+        self.S = self.N = self.A = 0
+        self.done_q = np.zeros(0, dtype=np.int64)
+        self.done_c = np.zeros(0, dtype=np.int64)
+        self.chk = np.zeros((0, 4), dtype=np.int64)
+
+    def bump(self, k: str, n: int) -> None:
+        if n:
+            self.bounds[k] = self.bounds.get(k, 0) + int(n)
+
+    def add(self, ev: dict[str, np.ndarray]) -> None:
+        """Append events (the kinds in ``_PAIRED``, time order) to the window."""
+        self.win = ev if self.win is None else {k: np.concatenate([self.win[k], ev[k]]) for k in _KEEP}
+        self.N += len(ev["time"])
+
+    def full(self) -> bool:
+        """Whether the window holds a commit range and its look-ahead margin."""
+        return self.N - self.A >= 2 * self.window
+
+    def step(self, final: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Pair the window, check what it cannot see, and commit: (request rows, bio rows) of this step."""
+        s = self.pair(final)
+        dropped = self.S > 0
+        self.check_later_c(s)
+        self.commit_masks(s)
+        if dropped:
+            self.check_lookups(s)
+        self.check_late_merges(s)
+        self.check_covering(s, dropped, final)
+        self.count_notes(s)
+        rows, bout = s.req[s.creq].copy(), s.bios[s.cb].copy()
+        self.remember(s)
+        if not final:
+            self.slide(s.B, s.gQ)
+        return rows, bout
+
+    def pair(self, final: bool) -> _Step:
+        """:func:`io_tables` on the window's events [S, N); the commit range is [A, A + W), or [A, N) at the end."""
+        A = self.A
+        B = self.N if final else A + self.window
+        tr = _trace_of(self.win, 0, self.st["order"])
+        ex: dict[str, Any] = {}
+        req, bios, _ = io_tables(tr, ex)
+        g = np.arange(self.S, self.N, dtype=np.int64)
+        code = self.win["action"] & 0xFF
+        return _Step(A, B, tr, ex, req, bios, code, g[code == TA_Q], g[code == TA_C],
+                     g[(code == TA_M) | (code == TA_F)])
+
+    def check_later_c(self, s: _Step) -> None:
+        """Remembered covering scans against C events new to this window (a C after a committed scan at a
+        sector it looked at)."""
+        st, chk = self.st, self.chk
+        newc = s.gC >= st["seen_upto"]
+        if len(chk) and newc.any():
+            cdv = self.win["device"][s.code == TA_C][newc]
+            csec, ctt = s.req["sector"].to_numpy()[newc], s.req["c_ns"].to_numpy()[newc]
+            rows_per = max(1, (1 << 22) // len(cdv))  # ≤ 4 M cells per comparison matrix, whatever the step
+            for i in range(0, len(chk), rows_per):
+                c = chk[i:i + rows_per]
+                hit = ((cdv[None, :] == c[:, 0:1]) & (csec[None, :] >= c[:, 1:2]) & (csec[None, :] <= c[:, 2:3])
+                       & (ctt[None, :] >= c[:, 3:4]))
+                self.bump("covering_scan_later_c", int(hit.any(axis=1).sum()))
+        st["seen_upto"] = self.N
+
+    def commit_masks(self, s: _Step) -> None:
+        """Which rows commit here: C events in [A, B), bios with their C there (or, without one, queued
+        there) not committed before; a bio committed before must agree."""
+        A, B, gC, gQ = s.A, s.B, s.gC, s.gQ
+        s.creq = (gC >= A) & (gC < B)
+        s.breq = breq = s.bios["req"].to_numpy()
+        s.bc = bc = np.where(breq >= 0, gC[np.maximum(breq, 0)] if len(gC) else -1, -1)
+        prev = np.isin(gQ, self.done_q)
+        if prev.any():  # committed before: must agree
+            j = np.searchsorted(self.done_q, gQ[prev])
+            self.bump("later_window_disagrees", int((self.done_c[j] != bc[prev]).sum()))
+        s.cb = ~prev & np.where(breq >= 0, (bc >= A) & (bc < B), (gQ >= A) & (gQ < B))
+        self.bump("completion_before_window_step", int((~prev & (breq >= 0) & (bc < A)).sum()))
+
+    def check_lookups(self, s: _Step) -> None:
+        """Look-ups that found nothing in the window where a key that left it may match (the filter): a
+        merge event's Q, a merged bio's parent, a completion's issue."""
+        tr, ex, code, bloom = s.tr, s.ex, s.code, self.bloom
+        mq, mrow, here = s.merges_here()
+        mwin = here & (mq < 0)
+        if mwin.any():
+            mm = np.flatnonzero((code == TA_M) | (code == TA_F))[mrow[mwin]]
+            self.bump("merge_q_may_precede_window", int(bloom.maybe(1, tr.device[mm], tr.sector[mm],
+                                                                    tr.nbytes[mm] >> 9).sum()))
+        pm = ex["parent_miss"] & s.cb
+        if pm.any():
+            q = code == TA_Q
+            kind = s.bios["merge"].to_numpy()[pm]
+            d, sec, n_ = tr.device[q][pm], tr.sector[q][pm], (tr.nbytes[q] >> 9)[pm]
+            back = kind == "M"
+            self.bump("parent_may_precede_window", int(bloom.maybe(2, d[back], sec[back]).sum())
+                      + int(bloom.maybe(3, d[~back], (sec + n_)[~back]).sum()))
+        dm = s.creq & (ex["d_of"] < 0)
+        if dm.any():
+            c = code == TA_C
+            self.bump("issue_may_precede_window", int(bloom.maybe(4, tr.device[c][dm], tr.sector[c][dm]).sum()))
+
+    def check_late_merges(self, s: _Step) -> None:
+        """Merge events committed here whose Q was committed by an earlier step (a late merge)."""
+        mq, mrow, here = s.merges_here()
+        if len(mrow):
+            mine = here & (mq >= 0)
+            self.bump("merge_after_commit", int(np.isin(s.gQ[mq[mine]], self.done_q).sum()))
+
+    def check_covering(self, s: _Step, dropped: bool, final: bool) -> None:
+        """Covering-rule groups committed here: the sectors each scanned are probed in the filter (once
+        events have left the window), and the scans remembered for later C events."""
+        ex = s.ex
+        fb = ex["fallback"]
+        if not len(fb):
+            return
+        grp, c_of = ex["grp"], ex["c_of"]
+        lo = ex["scan"].get("lo", np.full(len(fb), -1, dtype=np.int64))
+        mine = s.cb[grp.index.to_numpy()[fb]]  # by the root bio (window Q row) of each group
+        if not mine.any():
+            return
+        gd, gs = grp["dev"].to_numpy()[fb][mine], grp["start"].to_numpy()[fb][mine]
+        gt, hit = grp["t_last"].to_numpy()[fb][mine], c_of[fb][mine] >= 0
+        lo_ = lo[mine]
+        if dropped:
+            self.probe_scanned(gd, gs, hit, lo_)
+        if not final:
+            new = np.stack([gd, np.where(hit, lo_ + 1, np.maximum(lo_, 0)), gs, gt], axis=1)
+            self.chk = np.concatenate([self.chk, new.astype(np.int64)])
+            if len(self.chk) > _MAX_CHECKS:
+                self.bump("covering_checks_dropped", len(self.chk) - _MAX_CHECKS)
+                self.chk = self.chk[-_MAX_CHECKS:]
+
+    def probe_scanned(self, gd: np.ndarray, gs: np.ndarray, hit: np.ndarray, lo_: np.ndarray) -> None:
+        """Probe the filter for a C that left the window at each sector a covering scan looked at (device
+        ``gd``, sectors ``lo_`` … ``gs``; unchecked when the scan ran out or spans over ``_MAX_PROBE``)."""
+        span = np.where(lo_ >= 0, gs - lo_ + 1, 0)
+        big = (lo_ < 0) & hit | (span > _MAX_PROBE)
+        self.bump("covering_scan_unchecked", int(big.sum()))
+        ok = hit & ~big & (span > 0)
+        if ok.any():
+            reps = span[ok]
+            owner = np.repeat(np.arange(int(ok.sum())), reps)
+            sec = np.repeat(lo_[ok], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
+            mb = self.bloom.maybe(5, np.repeat(gd[ok], reps), sec)
+            self.bump("covering_scan_may_see_older_c", int(np.unique(owner[mb]).size))
+
+    def count_notes(self, s: _Step) -> None:
+        """:func:`io_tables`' notes, counted for what commits here."""
+        cnt, ex, cb = self.st["notes"], s.ex, s.cb
+        mq, mrow, here = s.merges_here()
+        if len(mrow):
+            cnt["merges"] += int((here & (mq >= 0)).sum())
+            cnt["merge_events_without_q"] += int((here & (mq < 0)).sum())
+        pm = ex["parent_miss"] & cb
+        kind = s.bios["merge"].to_numpy()
+        cnt["back_merges_without_parent"] += int((pm & (kind == "M")).sum())
+        cnt["front_merges_without_parent"] += int((pm & (kind == "F")).sum())
+        isroot = ex["root"] == np.arange(len(s.gQ))
+        cnt["bio_groups"] += int((isroot & cb).sum())
+        cnt["bio_groups_without_completion"] += int((isroot & cb & (s.breq < 0)).sum())
+        cnt["completions_without_issue"] += int((s.creq & (ex["d_of"] < 0)).sum())
+
+    def remember(self, s: _Step) -> None:
+        """Add the bios committed here (with their global C index) to the committed ones, sorted by Q."""
+        done_q = np.concatenate([self.done_q, s.gQ[s.cb]])
+        done_c = np.concatenate([self.done_c, s.bc[s.cb]])
+        o = np.argsort(done_q, kind="stable")
+        self.done_q, self.done_c = done_q[o], done_c[o]
+
+    def slide(self, B: int, gQ: np.ndarray) -> None:
+        """Next commit range from ``B``: events before its look-back margin leave the window (their keys
+        go to the filter); a bio leaving uncommitted was in flight for more than W events."""
+        self.A = B
+        S2 = max(0, B - self.window)
+        lost = (gQ < S2) & ~np.isin(gQ, self.done_q)
+        self.bump("in_flight_beyond_window", int(lost.sum()))
+        k = S2 - self.S
+        if k > 0:
+            self.forget({c: v[:k] for c, v in self.win.items()})
+            self.win = {c_: v[k:] for c_, v in self.win.items()}
+            self.S = S2
+        live = self.done_q >= self.S
+        self.done_q, self.done_c = self.done_q[live], self.done_c[live]
+
+    def forget(self, ev: dict[str, np.ndarray]) -> None:
+        """The filter keys of events leaving the window: Q (1: dev, sector, size; 2: dev, end; 3: dev,
+        start), D (4: dev, sector), C (5: dev, sector)."""
+        bloom = self.bloom
+        c2 = ev["action"] & 0xFF
+        q = c2 == TA_Q
+        bloom.add(1, ev["device"][q], ev["sector"][q], ev["nbytes"][q] >> 9)
+        bloom.add(2, ev["device"][q], ev["sector"][q] + (ev["nbytes"][q] >> 9))
+        bloom.add(3, ev["device"][q], ev["sector"][q])
+        d = c2 == TA_D
+        bloom.add(4, ev["device"][d], ev["sector"][d])
+        c = c2 == TA_C
+        bloom.add(5, ev["device"][c], ev["sector"][c])
+
+
 def _committed(path: Path, block_records: int, window: int, reorder: int, st: dict):
     """The pairing of :func:`io_tables`, window by window: yields (requests, bios) committed per step.
 
@@ -1072,155 +1365,8 @@ def _committed(path: Path, block_records: int, window: int, reorder: int, st: di
     (filter, no false negatives); a bio still uncommitted when it leaves the window (in flight for
     more than W events); a committed result that a later window contradicts; a C event after the
     window at a sector a committed covering-rule result scanned."""
-    bloom = _Bloom()
-    win: dict[str, np.ndarray] | None = None  # kept events [S, N)
-    S = N = A = 0
+    pairing = _Pairing(window, st)
     t0 = None
-    done_q = np.zeros(0, dtype=np.int64)       # committed bios (global Q index) ...
-    done_c = np.zeros(0, dtype=np.int64)       # ... and the global C index they were committed with
-    chk = np.zeros((0, 4), dtype=np.int64)     # remembered covering scans: dev, lo, hi, t_last
-    bounds = st["bounds"]
-
-    def bump(k: str, n: int) -> None:
-        if n:
-            bounds[k] = bounds.get(k, 0) + int(n)
-
-    def step(final: bool):
-        nonlocal win, S, A, done_q, done_c, chk
-        B = N if final else A + window
-        E = N
-        tr = _trace_of(win, 0, st["order"])
-        ex: dict[str, Any] = {}
-        req, bios, notes = io_tables(tr, ex)
-        g = np.arange(S, N, dtype=np.int64)
-        code = win["action"] & 0xFF
-        gQ, gC = g[code == TA_Q], g[code == TA_C]
-        gM = g[(code == TA_M) | (code == TA_F)]
-        dropped = S > 0
-        # --- remembered covering scans against C events new to this window
-        newc = gC >= st["seen_upto"]
-        if len(chk) and newc.any():
-            cdv, csec, ctt = win["device"][code == TA_C][newc], req["sector"].to_numpy()[newc], req["c_ns"].to_numpy()[newc]
-            rows_per = max(1, (1 << 22) // len(cdv))  # ≤ 4 M cells per comparison matrix, whatever the step
-            for i in range(0, len(chk), rows_per):
-                c = chk[i:i + rows_per]
-                hit = ((cdv[None, :] == c[:, 0:1]) & (csec[None, :] >= c[:, 1:2]) & (csec[None, :] <= c[:, 2:3])
-                       & (ctt[None, :] >= c[:, 3:4]))
-                bump("covering_scan_later_c", int(hit.any(axis=1).sum()))
-        st["seen_upto"] = E
-        # --- which rows commit here
-        creq = (gC >= A) & (gC < B)
-        breq = bios["req"].to_numpy()
-        bc = np.where(breq >= 0, gC[np.maximum(breq, 0)] if len(gC) else -1, -1)
-        prev = np.isin(gQ, done_q)
-        if prev.any():  # committed before: must agree
-            j = np.searchsorted(done_q, gQ[prev])
-            bump("later_window_disagrees", int((done_c[j] != bc[prev]).sum()))
-        cb = ~prev & np.where(breq >= 0, (bc >= A) & (bc < B), (gQ >= A) & (gQ < B))
-        bump("completion_before_window_step", int((~prev & (breq >= 0) & (bc < A)).sum()))
-        # --- look-ups that found nothing in the window, where a key that left it may match
-        Qd = tr.device[code == TA_Q]
-        Qs, Qn = tr.sector[code == TA_Q], tr.nbytes[code == TA_Q] >> 9
-        if dropped:
-            mq, mrow = ex["merge_q"], ex["merge_rows"]
-            mg = gM[mrow] if len(mrow) else gM
-            mwin = (mg >= A) & (mg < B) & (mq < 0)
-            if mwin.any():
-                mm = np.flatnonzero((code == TA_M) | (code == TA_F))[mrow[mwin]]
-                bump("merge_q_may_precede_window", int(bloom.maybe(1, tr.device[mm], tr.sector[mm],
-                                                                   tr.nbytes[mm] >> 9).sum()))
-            pm = ex["parent_miss"] & cb
-            if pm.any():
-                kind = bios["merge"].to_numpy()[pm]
-                d, s_, n_ = Qd[pm], Qs[pm], Qn[pm]
-                back = kind == "M"
-                bump("parent_may_precede_window", int(bloom.maybe(2, d[back], s_[back]).sum())
-                     + int(bloom.maybe(3, d[~back], (s_ + n_)[~back]).sum()))
-            dm = creq & (ex["d_of"] < 0)
-            if dm.any():
-                bump("issue_may_precede_window", int(bloom.maybe(4, tr.device[code == TA_C][dm],
-                                                                 tr.sector[code == TA_C][dm]).sum()))
-        # merge events committed here whose Q was committed by an earlier step (a late merge)
-        mq, mrow = ex["merge_q"], ex["merge_rows"]
-        if len(mrow):
-            mg = gM[mrow]
-            mine = (mg >= A) & (mg < B) & (mq >= 0)
-            bump("merge_after_commit", int(np.isin(gQ[mq[mine]], done_q).sum()))
-        # --- covering-rule groups committed here: scanned range, filter probe, remembered for later
-        fb = ex["fallback"]
-        if len(fb):
-            grp, c_of, root = ex["grp"], ex["c_of"], ex["root"]
-            lo = ex["scan"].get("lo", np.full(len(fb), -1, dtype=np.int64))
-            rq = grp.index.to_numpy()[fb]  # root bio (window Q row) of each group
-            mine = cb[rq]
-            if mine.any():
-                gd, gs = grp["dev"].to_numpy()[fb][mine], grp["start"].to_numpy()[fb][mine]
-                gt, hit = grp["t_last"].to_numpy()[fb][mine], c_of[fb][mine] >= 0
-                lo_ = lo[mine]
-                if dropped:
-                    span = np.where(lo_ >= 0, gs - lo_ + 1, 0)
-                    big = (lo_ < 0) & hit | (span > _MAX_PROBE)
-                    bump("covering_scan_unchecked", int(big.sum()))
-                    ok = hit & ~big & (span > 0)
-                    if ok.any():
-                        reps = span[ok]
-                        owner = np.repeat(np.arange(int(ok.sum())), reps)
-                        sec = np.repeat(lo_[ok], reps) + (np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps))
-                        mb = bloom.maybe(5, np.repeat(gd[ok], reps), sec)
-                        bump("covering_scan_may_see_older_c", int(np.unique(owner[mb]).size))
-                if not final:
-                    new = np.stack([gd, np.where(hit, lo_ + 1, np.maximum(lo_, 0)), gs, gt], axis=1)
-                    chk = np.concatenate([chk, new.astype(np.int64)])
-                    if len(chk) > _MAX_CHECKS:
-                        bump("covering_checks_dropped", len(chk) - _MAX_CHECKS)
-                        chk = chk[-_MAX_CHECKS:]
-        # --- notes for what commits here
-        cnt = st["notes"]
-        if len(mrow):
-            mg = gM[mrow]
-            here = (mg >= A) & (mg < B)
-            cnt["merges"] += int((here & (mq >= 0)).sum())
-            cnt["merge_events_without_q"] += int((here & (mq < 0)).sum())
-        pm = ex["parent_miss"] & cb
-        kind = bios["merge"].to_numpy()
-        cnt["back_merges_without_parent"] += int((pm & (kind == "M")).sum())
-        cnt["front_merges_without_parent"] += int((pm & (kind == "F")).sum())
-        isroot = ex["root"] == np.arange(len(gQ))
-        cnt["bio_groups"] += int((isroot & cb).sum())
-        cnt["bio_groups_without_completion"] += int((isroot & cb & (breq < 0)).sum())
-        cnt["completions_without_issue"] += int((creq & (ex["d_of"] < 0)).sum())
-        # --- commit
-        rows = req[creq].copy()
-        bout = bios[cb].copy()
-        keep = gQ[cb]
-        done_q = np.concatenate([done_q, keep])
-        done_c = np.concatenate([done_c, bc[cb]])
-        o = np.argsort(done_q, kind="stable")
-        done_q, done_c = done_q[o], done_c[o]
-        # --- slide: events before the next window's start leave (their keys go to the filter)
-        if not final:
-            A = B
-            S2 = max(0, A - window)
-            lost = (gQ < S2) & ~np.isin(gQ, done_q)
-            bump("in_flight_beyond_window", int(lost.sum()))
-            k = S2 - S
-            if k > 0:
-                ev = {c: v[:k] for c, v in win.items()}
-                c2 = ev["action"] & 0xFF
-                q = c2 == TA_Q
-                bloom.add(1, ev["device"][q], ev["sector"][q], ev["nbytes"][q] >> 9)
-                bloom.add(2, ev["device"][q], ev["sector"][q] + (ev["nbytes"][q] >> 9))
-                bloom.add(3, ev["device"][q], ev["sector"][q])
-                d = c2 == TA_D
-                bloom.add(4, ev["device"][d], ev["sector"][d])
-                c = c2 == TA_C
-                bloom.add(5, ev["device"][c], ev["sector"][c])
-                win = {c_: v[k:] for c_, v in win.items()}
-                S = S2
-            live = done_q >= S
-            done_q, done_c = done_q[live], done_c[live]
-        return rows, bout
-
     for ev in _sorted_batches(path, block_records, reorder, st):
         if t0 is None:
             t0 = int(ev["time"][0])
@@ -1230,14 +1376,12 @@ def _committed(path: Path, block_records: int, window: int, reorder: int, st: di
         act = ev["action"]
         code, cat = act & 0xFF, act >> 16
         fs = (cat & (TC_NOTIFY | TC_PC)) == 0
-        keep = fs & np.isin(code, (TA_Q, TA_M, TA_F, TA_G, TA_I, TA_D, TA_C))
-        ev = {k: v[keep] for k, v in ev.items()}
-        win = ev if win is None else {k: np.concatenate([win[k], ev[k]]) for k in _KEEP}
-        N += len(ev["time"])
-        while N - A >= 2 * window:
-            yield step(False)
-    if win is not None:
-        yield step(True)
+        keep = fs & np.isin(code, _PAIRED)
+        pairing.add({k: v[keep] for k, v in ev.items()})
+        while pairing.full():
+            yield pairing.step(False)
+    if pairing.win is not None:
+        yield pairing.step(True)
 
 
 def _vbin(v: np.ndarray) -> np.ndarray:
@@ -1272,6 +1416,264 @@ def _targets(n: int, q: float) -> list[int]:
     return [lo, lo + 1]
 
 
+#: the notes of :func:`io_tables` that :func:`parse_stream` counts step by step (``requeues``: per record)
+_STREAM_NOTES = ("merge_events_without_q", "back_merges_without_parent", "front_merges_without_parent",
+                 "bio_groups", "bio_groups_without_completion", "completions_without_issue", "merges")
+_LATENCIES = ("q2c", "d2c", "q2d")
+
+
+def _stream_pass(path: Path, block: int, window: int, reorder: int, collect) -> dict[str, Any]:
+    """One pass over the trace: ``collect.records(ev)`` sees every batch of records (time order, ns since
+    the first), ``collect.commit(rows, bios)`` every step's committed rows (:func:`_committed`); returns
+    the pass's state: process names, ``bounds``, ``reorder_exceeded``, ``order``, ``t0``, ``notes``."""
+    st: dict[str, Any] = {"comm": {}, "bounds": {}, "seen_upto": 0, "reorder_exceeded": 0, "order": "<",
+                          "notes": {k: 0 for k in _STREAM_NOTES}}
+    st["accumulate"] = collect.records
+    for rows, bios in _committed(path, block, window, reorder, st):
+        collect.commit(rows, bios)
+    return st
+
+
+class _StreamTotals:
+    """The first pass of :func:`parse_stream`: counts, latency moments and coarse histograms, the
+    per-second series, and the request rows (to ``req_sink`` when given, else kept in ``req``)."""
+
+    def __init__(self, req_sink=None):
+        self.req_sink = req_sink
+        self.n = self.notify = self.pc = self.requeues = 0
+        self.tmax = 0
+        self.dev_events: dict[int, int] = {}
+        self.merges: dict[tuple[int, str], int] = {}
+        self.devs: set[int] = set()
+        self.cnt: dict[tuple, list] = {}     # (dev, ddir) -> completed, bytes
+        self.mom: dict[tuple, list] = {}     # (dev, ddir, metric) -> n, sum, max
+        self.hist: dict[tuple, np.ndarray] = {}
+        self.series: list[pd.DataFrame] = []
+        self.req: list[pd.DataFrame] = []
+        self.req_rows = 0
+        self.queued: dict[tuple, list] = {}  # (dev, ddir) -> queued, bytes
+
+    def records(self, ev: dict[str, np.ndarray]) -> None:
+        """Per-record counts: records, notify and PC records, requeues, events and merges per device, queued."""
+        act = ev["action"]
+        code, cat = act & 0xFF, act >> 16
+        self.n += len(act)
+        if len(act):
+            self.tmax = max(self.tmax, int(ev["time"][-1]))
+        nt = (cat & TC_NOTIFY) != 0
+        self.notify += int(nt.sum())
+        self.pc += int(((cat & TC_PC) != 0).sum())
+        fs = (cat & (TC_NOTIFY | TC_PC)) == 0
+        self.requeues += int((fs & (code == TA_R)).sum())
+        u, c = np.unique(ev["device"], return_counts=True)
+        self.devs.update(int(x) for x in u)
+        u, c = np.unique(ev["device"][~nt], return_counts=True)
+        for d, k in zip(u, c):
+            self.dev_events[int(d)] = self.dev_events.get(int(d), 0) + int(k)
+        w = (cat & TC_WRITE) != 0
+        mf = fs & ((code == TA_M) | (code == TA_F))
+        for ddir, sel in (("write", mf & w), ("read", mf & ~w)):
+            u, c = np.unique(ev["device"][sel], return_counts=True)
+            for d, k in zip(u, c):
+                self.merges[(int(d), ddir)] = self.merges.get((int(d), ddir), 0) + int(k)
+        q = fs & (code == TA_Q)
+        if q.any():
+            df = pd.DataFrame({"dev": ev["device"][q], "w": w[q], "b": (ev["nbytes"][q] >> 9) * 512})
+            for (d, ww), gq in df.groupby(["dev", "w"]):
+                k = (int(d), "write" if ww else "read")
+                a = self.queued.setdefault(k, [0, 0])
+                a[0] += len(gq)
+                a[1] += int(gq["b"].sum())
+
+    def commit(self, rows: pd.DataFrame, bios: pd.DataFrame) -> None:
+        """One step's committed request rows and bios."""
+        if self.req_sink is not None:  # straight to the caller's part: never all in memory
+            if len(rows):
+                self.req_sink(rows)
+                self.req_rows += len(rows)
+        else:
+            self.req.append(rows)
+        for (d, dd), r in rows.groupby(["dev", "ddir"]):
+            a = self.cnt.setdefault((int(d), dd), [0, 0])
+            a[0] += len(r)
+            a[1] += int(r["nbytes"].sum())
+        self.latencies(bios)
+        if len(rows):
+            self.per_second(rows)
+
+    def latencies(self, bios: pd.DataFrame) -> None:
+        """Count, sum, max and coarse histogram (:func:`_vbin`) of each bio latency per device and direction."""
+        for (d, dd), b in bios.groupby(["dev", "ddir"]):
+            for m in _LATENCIES:
+                v = b[f"{m}_ns"].to_numpy()
+                v = v[np.isfinite(v)]
+                if not len(v):
+                    continue
+                k = (int(d), dd, m)
+                a = self.mom.setdefault(k, [0, 0.0, -np.inf])
+                a[0] += len(v)
+                a[1] += float(v.sum())
+                a[2] = max(a[2], float(v.max()))
+                h = self.hist.setdefault(k, np.zeros(_NBIN, dtype=np.int64))
+                h += np.bincount(_vbin(v), minlength=_NBIN)
+
+    def per_second(self, rows: pd.DataFrame) -> None:
+        """Per (dev, ddir, second of completion): requests ``n``, bytes ``b``, D2C and Q2C sums (ns) and counts."""
+        sec = np.floor(rows["c_ns"].to_numpy() / 1e9).astype(np.int64)
+        d2c, q2c = rows["d2c_ns"].to_numpy(), rows["q2c_ns"].to_numpy()
+        df = pd.DataFrame({"dev": rows["dev"].to_numpy(), "ddir": rows["ddir"].to_numpy(), "sec": sec,
+                           "n": 1, "b": rows["nbytes"].to_numpy().astype(np.float64),
+                           "ds": np.nan_to_num(d2c), "dn": np.isfinite(d2c).astype(np.int64),
+                           "qs": np.nan_to_num(q2c), "qn": np.isfinite(q2c).astype(np.int64)})
+        agg = df.groupby(["dev", "ddir", "sec"]).sum()
+        self.series.append(agg)
+        if len(self.series) > 8:
+            self.series = [pd.concat(self.series).groupby(level=[0, 1, 2]).sum()]
+
+
+def _stream_jobs(devs: list[int]) -> list[int | None]:
+    """The summary's jobs in :func:`parse`'s order: each device, then None ("all") for two or more."""
+    return [d for d in devs + [None] if not (d is None and len(devs) < 2)]
+
+
+def _members(devs: list[int], job: int | None, dd: str) -> list[tuple[int, str]]:
+    """The (dev, ddir) keys a summary job and direction (``""``: both) sums over."""
+    return [(d, x) for d in (devs if job is None else [job]) for x in (("read", "write") if dd == "" else (dd,))]
+
+
+def _order_stat_targets(hist: dict[tuple, np.ndarray], devs: list[int]) -> dict[tuple, dict[int, tuple[int, int]]]:
+    """Order statistics the percentiles need, per (job, ddir, metric): target rank → (coarse bin, rank
+    within the bin), from the first pass's histograms."""
+    need: dict[tuple, dict[int, tuple[int, int]]] = {}
+    for job in _stream_jobs(devs):
+        for dd in ("read", "write", ""):
+            for m in _LATENCIES:
+                ks = [k for k in _members(devs, job, dd) if (*k, m) in hist]
+                if not ks:
+                    continue
+                h = sum(hist[(*k, m)] for k in ks)
+                n = int(h.sum())
+                cum = np.cumsum(h)
+                tg = {}
+                for q in PERCENTILES:
+                    for r in _targets(n, q):
+                        b = int(np.searchsorted(cum, r, side="right"))
+                        tg[r] = (b, r - (int(cum[b - 1]) if b else 0))
+                need[(job, dd, m)] = tg
+    return need
+
+
+class _OrderStats:
+    """The second pass of :func:`parse_stream`: the distinct values (and their counts) of each bin that
+    holds a needed order statistic, per (job, ddir, metric)."""
+
+    def __init__(self, need: dict[tuple, dict[int, tuple[int, int]]]):
+        self.need = need
+        self.kept: dict[tuple, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
+
+    def records(self, ev) -> None:
+        pass
+
+    def commit(self, rows: pd.DataFrame, bios: pd.DataFrame) -> None:
+        for (job, dd, m), tg in self.need.items():
+            sel = np.ones(len(bios), bool)
+            if job is not None:
+                sel &= (bios["dev"] == job).to_numpy()
+            if dd:
+                sel &= (bios["ddir"] == dd).to_numpy()
+            v = bios[f"{m}_ns"].to_numpy()[sel]
+            v = v[np.isfinite(v)]
+            if not len(v):
+                continue
+            bins = _vbin(v)
+            kk = self.kept.setdefault((job, dd, m), {})
+            for b in {b for b, _ in tg.values()}:
+                u, c = np.unique(v[bins == b], return_counts=True)
+                if b in kk:
+                    u0, c0 = kk[b]
+                    u, inv = np.unique(np.concatenate([u0, u]), return_inverse=True)
+                    c = np.bincount(inv, weights=np.concatenate([c0, c])).astype(np.int64)
+                kk[b] = (u, c)
+
+
+def _stream_latency_rows(rows_out: list, name: str, key: tuple, ks: list, p1: _StreamTotals,
+                         p2: _OrderStats) -> None:
+    """Summary rows ``<metric>_mean _p50 _p95 _p99 _max`` (ns) of one metric of one job and direction
+    (``key`` = (job, ddir, metric), ``ks`` its (dev, ddir) members)."""
+    job, dd, m = key
+    mm = [p1.mom[(*k, m)] for k in ks if (*k, m) in p1.mom]
+    n = sum(a[0] for a in mm)
+    if not n:
+        return
+    rows_out.append((name, dd, f"{m}_mean", sum(a[1] for a in mm) / n, "ns"))
+    tg, kk = p2.need[key], p2.kept.get(key, {})
+
+    def stat(r):
+        b, rr = tg[r]
+        u, c = kk[b]
+        return u[np.searchsorted(np.cumsum(c), rr, side="right")]
+
+    for p in PERCENTILES:
+        rows_out.append((name, dd, f"{m}_p{p}", _np_percentile(n, p, stat), "ns"))
+    rows_out.append((name, dd, f"{m}_max", max(a[2] for a in mm), "ns"))
+
+
+def _stream_summary(p1: _StreamTotals, p2: _OrderStats, devs: list[int], span_s: float) -> list:
+    """The summary rows, in :func:`parse`'s order."""
+    rows_out: list = []
+    for job in _stream_jobs(devs):
+        name = "all" if job is None else dev_name(int(job))
+        if job is not None:
+            rows_out.append((name, "", "events", float(p1.dev_events.get(job, 0)), "count"))
+        for dd in ("read", "write", ""):
+            ks = _members(devs, job, dd)
+            comp = sum(p1.cnt.get(k, [0, 0])[0] for k in ks)
+            cbytes = sum(p1.cnt.get(k, [0, 0])[1] for k in ks)
+            rows_out.append((name, dd, "completed", float(comp), "count"))
+            rows_out.append((name, dd, "completed_bytes", float(cbytes), "B"))
+            rows_out.append((name, dd, "queued", float(sum(p1.queued.get(k, [0, 0])[0] for k in ks)), "count"))
+            rows_out.append((name, dd, "queued_bytes", float(sum(p1.queued.get(k, [0, 0])[1] for k in ks)), "B"))
+            rows_out.append((name, dd, "merges", float(sum(p1.merges.get(k, 0) for k in ks)), "count"))
+            if span_s > 0:
+                rows_out.append((name, dd, "iops", comp / span_s, "1/s"))
+                rows_out.append((name, dd, "bw", float(cbytes) / span_s, "B/s"))
+            for m in _LATENCIES:
+                _stream_latency_rows(rows_out, name, (job, dd, m), ks, p1, p2)
+    rows_out.append(("all" if len(devs) > 1 else dev_name(int(devs[0])) if devs else "", "", "span", span_s, "s"))
+    return rows_out
+
+
+def _stream_series(source: str, parts: list[pd.DataFrame]) -> list:
+    """The per-second series (``iops bw d2c_mean q2c_mean``) from the first pass's partial sums."""
+    frames = []
+    if parts:
+        agg = pd.concat(parts).groupby(level=[0, 1, 2]).sum().sort_index()
+        for (dev, ddir), a in agg.groupby(level=[0, 1], sort=True):
+            t = a.index.get_level_values(2).to_numpy().astype(np.float64)
+            job = dev_name(int(dev))
+            dn, qn = a["dn"].to_numpy(), a["qn"].to_numpy()
+            frames.append(series_frame(source, job, ddir, "iops", "1/s", t, a["n"].to_numpy(np.float64)))
+            frames.append(series_frame(source, job, ddir, "bw", "B/s", t, a["b"].to_numpy(np.float64)))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                frames.append(series_frame(source, job, ddir, "d2c_mean", "ns", t,
+                                           np.where(dn > 0, a["ds"].to_numpy() / dn, np.nan)))
+                frames.append(series_frame(source, job, ddir, "q2c_mean", "ns", t,
+                                           np.where(qn > 0, a["qs"].to_numpy() / qn, np.nan)))
+    return frames
+
+
+def _stream_meta(st: dict[str, Any], p1: _StreamTotals, devs: list[int], streamed: dict[str, Any],
+                 bounds: dict[str, int]) -> dict[str, Any]:
+    """:func:`parse_stream`'s meta: :func:`parse`'s keys, ``streamed`` (its steps and passes), the
+    ``stream_bounds`` counts and, with a request sink, ``requests_streamed``."""
+    meta_req = {"requests_streamed": int(p1.req_rows)} if p1.req_sink is not None else {}
+    return {
+        "tool_version": f"blk_io_trace v{VERSION}", "byte_order": "little" if st["order"] == "<" else "big",
+        "records": int(p1.n), "t0_ns": int(st.get("t0", 0)), "devices": [dev_name(int(d)) for d in devs],
+        "notify_records": int(p1.notify), "pc_records": int(p1.pc), "process_names": st["comm"],
+        **st["notes"], "requeues": int(p1.requeues), "streamed": streamed, "stream_bounds": bounds, **meta_req}
+
+
 def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
                  window_records: int | None = None, reorder_records: int | None = None) -> Parsed:
     """A binary trace read in blocks of ``block_records`` records with bounded memory; the same
@@ -1288,233 +1690,29 @@ def parse_stream(path: str | Path, sink=None, block_records: int | None = None,
     (then ``tables['requests']`` is empty and ``meta['requests_streamed']`` counts them), otherwise they
     are concatenated into ``tables['requests']``."""
     path = Path(path)
-    req_sink = getattr(sink, "requests", None)
     block = block_records or BLOCK_RECORDS
     window = max(window_records or WINDOW_RECORDS, 1)
     reorder = reorder_records if reorder_records is not None else max(REORDER_RECORDS, block)
-
-    def run(collect):
-        st: dict[str, Any] = {"comm": {}, "bounds": {}, "seen_upto": 0, "reorder_exceeded": 0, "order": "<",
-                              "notes": {k: 0 for k in ("merge_events_without_q", "back_merges_without_parent",
-                                                       "front_merges_without_parent", "bio_groups",
-                                                       "bio_groups_without_completion",
-                                                       "completions_without_issue", "merges")}}
-        st["accumulate"] = collect.records
-        for rows, bios in _committed(path, block, window, reorder, st):
-            collect.commit(rows, bios)
-        return st
-
-    class Pass1:
-        def __init__(self):
-            self.n = self.notify = self.pc = self.requeues = 0
-            self.tmax = 0
-            self.dev_events: dict[int, int] = {}
-            self.merges: dict[tuple[int, str], int] = {}
-            self.devs: set[int] = set()
-            self.cnt: dict[tuple, list] = {}     # (dev, ddir) -> completed, bytes, queued, qbytes
-            self.mom: dict[tuple, list] = {}     # (dev, ddir, metric) -> n, sum, max
-            self.hist: dict[tuple, np.ndarray] = {}
-            self.series: list[pd.DataFrame] = []
-            self.req: list[pd.DataFrame] = []
-            self.req_rows = 0
-            self.queued: dict[tuple, list] = {}
-
-        def records(self, ev):
-            act = ev["action"]
-            code, cat = act & 0xFF, act >> 16
-            self.n += len(act)
-            if len(act):
-                self.tmax = max(self.tmax, int(ev["time"][-1]))
-            nt = (cat & TC_NOTIFY) != 0
-            self.notify += int(nt.sum())
-            self.pc += int(((cat & TC_PC) != 0).sum())
-            fs = (cat & (TC_NOTIFY | TC_PC)) == 0
-            self.requeues += int((fs & (code == TA_R)).sum())
-            u, c = np.unique(ev["device"], return_counts=True)
-            self.devs.update(int(x) for x in u)
-            u, c = np.unique(ev["device"][~nt], return_counts=True)
-            for d, k in zip(u, c):
-                self.dev_events[int(d)] = self.dev_events.get(int(d), 0) + int(k)
-            w = (cat & TC_WRITE) != 0
-            mf = fs & ((code == TA_M) | (code == TA_F))
-            for ddir, sel in (("write", mf & w), ("read", mf & ~w)):
-                u, c = np.unique(ev["device"][sel], return_counts=True)
-                for d, k in zip(u, c):
-                    self.merges[(int(d), ddir)] = self.merges.get((int(d), ddir), 0) + int(k)
-            q = fs & (code == TA_Q)
-            if q.any():
-                df = pd.DataFrame({"dev": ev["device"][q], "w": w[q], "b": (ev["nbytes"][q] >> 9) * 512})
-                for (d, ww), gq in df.groupby(["dev", "w"]):
-                    k = (int(d), "write" if ww else "read")
-                    a = self.queued.setdefault(k, [0, 0])
-                    a[0] += len(gq)
-                    a[1] += int(gq["b"].sum())
-
-        def commit(self, rows, bios):
-            if req_sink is not None:  # straight to the caller's part: never all in memory
-                if len(rows):
-                    req_sink(rows)
-                    self.req_rows += len(rows)
-            else:
-                self.req.append(rows)
-            for (d, dd), r in rows.groupby(["dev", "ddir"]):
-                a = self.cnt.setdefault((int(d), dd), [0, 0])
-                a[0] += len(r)
-                a[1] += int(r["nbytes"].sum())
-            for (d, dd), b in bios.groupby(["dev", "ddir"]):
-                for m in ("q2c", "d2c", "q2d"):
-                    v = b[f"{m}_ns"].to_numpy()
-                    v = v[np.isfinite(v)]
-                    if not len(v):
-                        continue
-                    k = (int(d), dd, m)
-                    a = self.mom.setdefault(k, [0, 0.0, -np.inf])
-                    a[0] += len(v)
-                    a[1] += float(v.sum())
-                    a[2] = max(a[2], float(v.max()))
-                    h = self.hist.setdefault(k, np.zeros(_NBIN, dtype=np.int64))
-                    h += np.bincount(_vbin(v), minlength=_NBIN)
-            if len(rows):
-                sec = np.floor(rows["c_ns"].to_numpy() / 1e9).astype(np.int64)
-                d2c, q2c = rows["d2c_ns"].to_numpy(), rows["q2c_ns"].to_numpy()
-                df = pd.DataFrame({"dev": rows["dev"].to_numpy(), "ddir": rows["ddir"].to_numpy(), "sec": sec,
-                                   "n": 1, "b": rows["nbytes"].to_numpy().astype(np.float64),
-                                   "ds": np.nan_to_num(d2c), "dn": np.isfinite(d2c).astype(np.int64),
-                                   "qs": np.nan_to_num(q2c), "qn": np.isfinite(q2c).astype(np.int64)})
-                agg = df.groupby(["dev", "ddir", "sec"]).sum()
-                self.series.append(agg)
-                if len(self.series) > 8:
-                    self.series = [pd.concat(self.series).groupby(level=[0, 1, 2]).sum()]
-
-    p1 = Pass1()
-    st = run(p1)
+    p1 = _StreamTotals(getattr(sink, "requests", None))
+    st = _stream_pass(path, block, window, reorder, p1)
     devs = sorted(p1.devs)
-    combos = [(d, dd) for d in devs + [None] for dd in ("read", "write", "")
-              if not (d is None and len(devs) < 2)]
-
-    def members(job, dd):  # (dev, ddir) keys a combo sums over
-        return [(d, x) for d in (devs if job is None else [job]) for x in (("read", "write") if dd == "" else (dd,))]
-
-    # order statistics needed, per combo and metric: (bin, rank within bin) for each target rank
-    need: dict[tuple, dict[int, tuple[int, int]]] = {}
-    for job, dd in combos:
-        for m in ("q2c", "d2c", "q2d"):
-            ks = [k for k in members(job, dd) if (*k, m) in p1.hist]
-            if not ks:
-                continue
-            h = sum(p1.hist[(*k, m)] for k in ks)
-            n = int(h.sum())
-            cum = np.cumsum(h)
-            tg = {}
-            for q in PERCENTILES:
-                for r in _targets(n, q):
-                    b = int(np.searchsorted(cum, r, side="right"))
-                    tg[r] = (b, r - (int(cum[b - 1]) if b else 0))
-            need[(job, dd, m)] = tg
-
-    class Pass2:
-        def __init__(self):
-            self.kept: dict[tuple, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
-
-        def records(self, ev):
-            pass
-
-        def commit(self, rows, bios):
-            for (job, dd, m), tg in need.items():
-                sel = np.ones(len(bios), bool)
-                if job is not None:
-                    sel &= (bios["dev"] == job).to_numpy()
-                if dd:
-                    sel &= (bios["ddir"] == dd).to_numpy()
-                v = bios[f"{m}_ns"].to_numpy()[sel]
-                v = v[np.isfinite(v)]
-                if not len(v):
-                    continue
-                bins = _vbin(v)
-                kk = self.kept.setdefault((job, dd, m), {})
-                for b in {b for b, _ in tg.values()}:
-                    u, c = np.unique(v[bins == b], return_counts=True)
-                    if b in kk:
-                        u0, c0 = kk[b]
-                        u, inv = np.unique(np.concatenate([u0, u]), return_inverse=True)
-                        c = np.bincount(inv, weights=np.concatenate([c0, c])).astype(np.int64)
-                    kk[b] = (u, c)
-
-    p2 = Pass2()
+    need = _order_stat_targets(p1.hist, devs)
+    p2 = _OrderStats(need)
     if need:
-        run(p2)
-    # summary, in parse()'s row order
+        _stream_pass(path, block, window, reorder, p2)
     span_s = float(p1.tmax) / 1e9 if p1.n else 0.0
-    rows_out: list = []
-    for job in devs + [None]:
-        if job is None and len(devs) < 2:
-            continue
-        name = "all" if job is None else dev_name(int(job))
-        if job is not None:
-            rows_out.append((name, "", "events", float(p1.dev_events.get(job, 0)), "count"))
-        for dd in ("read", "write", ""):
-            ks = members(job, dd)
-            comp = sum(p1.cnt.get(k, [0, 0])[0] for k in ks)
-            cbytes = sum(p1.cnt.get(k, [0, 0])[1] for k in ks)
-            rows_out.append((name, dd, "completed", float(comp), "count"))
-            rows_out.append((name, dd, "completed_bytes", float(cbytes), "B"))
-            rows_out.append((name, dd, "queued", float(sum(p1.queued.get(k, [0, 0])[0] for k in ks)), "count"))
-            rows_out.append((name, dd, "queued_bytes", float(sum(p1.queued.get(k, [0, 0])[1] for k in ks)), "B"))
-            rows_out.append((name, dd, "merges", float(sum(p1.merges.get(k, 0) for k in ks)), "count"))
-            if span_s > 0:
-                rows_out.append((name, dd, "iops", comp / span_s, "1/s"))
-                rows_out.append((name, dd, "bw", float(cbytes) / span_s, "B/s"))
-            for m in ("q2c", "d2c", "q2d"):
-                mm = [p1.mom[(*k, m)] for k in ks if (*k, m) in p1.mom]
-                n = sum(a[0] for a in mm)
-                if not n:
-                    continue
-                rows_out.append((name, dd, f"{m}_mean", sum(a[1] for a in mm) / n, "ns"))
-                tg, kk = need[(job, dd, m)], p2.kept.get((job, dd, m), {})
-
-                def stat(r, tg=tg, kk=kk):
-                    b, rr = tg[r]
-                    u, c = kk[b]
-                    return u[np.searchsorted(np.cumsum(c), rr, side="right")]
-
-                for p in PERCENTILES:
-                    rows_out.append((name, dd, f"{m}_p{p}", _np_percentile(n, p, stat), "ns"))
-                rows_out.append((name, dd, f"{m}_max", max(a[2] for a in mm), "ns"))
-    rows_out.append(("all" if len(devs) > 1 else dev_name(int(devs[0])) if devs else "", "", "span", span_s, "s"))
     source = path.name
-    summary = summary_frame(source, rows_out)
-    frames = []
-    if p1.series:
-        agg = pd.concat(p1.series).groupby(level=[0, 1, 2]).sum().sort_index()
-        for (dev, ddir), a in agg.groupby(level=[0, 1], sort=True):
-            t = a.index.get_level_values(2).to_numpy().astype(np.float64)
-            job = dev_name(int(dev))
-            dn, qn = a["dn"].to_numpy(), a["qn"].to_numpy()
-            frames.append(series_frame(source, job, ddir, "iops", "1/s", t, a["n"].to_numpy(np.float64)))
-            frames.append(series_frame(source, job, ddir, "bw", "B/s", t, a["b"].to_numpy(np.float64)))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                frames.append(series_frame(source, job, ddir, "d2c_mean", "ns", t,
-                                           np.where(dn > 0, a["ds"].to_numpy() / dn, np.nan)))
-                frames.append(series_frame(source, job, ddir, "q2c_mean", "ns", t,
-                                           np.where(qn > 0, a["qs"].to_numpy() / qn, np.nan)))
+    summary = summary_frame(source, _stream_summary(p1, p2, devs, span_s))
+    frames = _stream_series(source, p1.series)
     requests = (pd.concat(p1.req, ignore_index=True) if p1.req else
                 io_tables(_trace_of({k: np.zeros(0, np.int64) for k in _KEEP}, 0, "<"))[0])
-    if req_sink is not None:
-        meta_req = {"requests_streamed": int(p1.req_rows)}
-    else:
-        meta_req = {}
     bounds = dict(st["bounds"])
     if st["reorder_exceeded"]:
         bounds["reorder"] = st["reorder_exceeded"]
-    meta: dict[str, Any] = {
-        "tool_version": f"blk_io_trace v{VERSION}", "byte_order": "little" if st["order"] == "<" else "big",
-        "records": int(p1.n), "t0_ns": int(st.get("t0", 0)), "devices": [dev_name(int(d)) for d in devs],
-        "notify_records": int(p1.notify), "pc_records": int(p1.pc), "process_names": st["comm"],
-        **st["notes"], "requeues": int(p1.requeues),
-        "streamed": {"block_records": block, "window_records": window, "reorder_records": reorder,
-                     "passes": 2 if need else 1, "percentiles": "exact: a histogram pass, then the distinct "
-                     "values of the bins holding the order statistics"},
-        "stream_bounds": bounds, **meta_req}
+    streamed = {"block_records": block, "window_records": window, "reorder_records": reorder,
+                "passes": 2 if need else 1, "percentiles": "exact: a histogram pass, then the distinct "
+                "values of the bins holding the order statistics"}
+    meta = _stream_meta(st, p1, devs, streamed, bounds)
     series = categorize(pd.concat([as_frame(f) for f in frames], ignore_index=True)) if frames else None
     out = Parsed(path=str(path), kind=KIND, meta=meta, summary=summary, tables={"requests": requests})
     if bounds:
