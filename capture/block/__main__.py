@@ -15,18 +15,20 @@ import argparse
 import gzip
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.__main__ import freeze_campaign_file, log_progress
+from capture.ceph.campaign import file_extension_problem
 from capture.ceph.cluster import ClusterError
 from capture.ceph.monitor import SysMon
 from capture.ceph.runner import compress_stage, machine_facts
-from capture.sitting import do_runs, write_record
+from capture.common.campaign import freeze_campaign_file
+from capture.common.cli import add_campaign_command, exit_status, show_plan
+from capture.common.sitting import (clear_stage, deadline_after, do_runs, guarded, interrupt_on_sigterm,
+                                    log_progress, log_runs_left, now_stamp, to_do)
 
 from . import campaign as bc
 from .cpu import OutsideCpu
@@ -38,13 +40,8 @@ DEFAULT_OUT = Path("data/raw/block")
 
 def cmd_plan(a) -> int:
     doc = bc.load(a.campaign)
-    root = a.out / doc["campaign"]
-    runs = bc.plan(doc)
-    for r in runs:
-        print(f"{r.order:5d}  {bc.status(root, r):8s} {r.relpath}{'  [trace]' if bc.traced(doc, r) else ''}")
-    left = bc.remaining(root, runs)
-    print(f"{len(runs)} runs, {len(runs) - len(left)} done, {len(left)} to do")
-    return 0
+    return show_plan(a.out / doc["campaign"], bc.plan(doc), order_width=5,
+                     note=lambda r: "  [trace]" if bc.traced(doc, r) else "")
 
 
 class BlockRunner:
@@ -138,79 +135,60 @@ class BlockRunner:
         bc.discard_run(self.root, run)
 
 
+def sitting_summary(rados: bool, info: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """A kept run's fields for the sitting record, and its log line (CPU outside fio or rados bench,
+    kernel-thread CPU s, each block trace's size and overruns)."""
+    cpu = info["cpu"]
+    traces = [info[k]["trace"] for k in ("write", "seq") if "trace" in info.get(k, {})] if rados \
+        else ([info["trace"]] if "trace" in info else [])
+    text = (f"outside CPU {cpu['outside_cpu_frac']:.3f}, kernel threads {cpu['kernel_threads_cpu_s']:.1f} s"
+            + "".join(f"; trace {t['bytes']} B, overruns {t['overruns']}" for t in traces))
+    return {"wall_s": cpu["wall_s"]}, text
+
+
 def cmd_run(a) -> int:
     doc = bc.load(a.campaign)
     root = a.out / doc["campaign"]
     runs = bc.plan(doc)
-    todo = bc.remaining(root, runs)
-    if a.max_runs is not None:
-        todo = todo[:a.max_runs]
+    todo = to_do(root, runs, a.max_runs, log_progress)
     if not todo:
-        log_progress("nothing to do: every run has its done marker")
         return 0
     if os.geteuid() != 0:
         raise BlockError("needs root (losetup, mkfs, mount, IO schedulers, ftrace, Ceph daemons): run it with sudo, "
                          "e.g. `sudo make capture-block`")
     ensure_packages(log_progress)
-    freeze_campaign_file(Path(a.campaign), root)
-    if (root / bc.INPROGRESS).exists():
-        log_progress(f"removing half-finished runs from an earlier sitting: {root / bc.INPROGRESS}")
-        shutil.rmtree(root / bc.INPROGRESS)
-    deadline = time.time() + a.max_minutes * 60 if a.max_minutes else None
+    # the Ceph harness's rule for a changed campaign file (what the block harness has always used)
+    freeze_campaign_file(Path(a.campaign), root, file_extension_problem, log_progress)
+    clear_stage(root, log_progress)
+    deadline = deadline_after(a.max_minutes)
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
     rados = "rados" in doc
     runner: Any = RadosBlockRunner(doc, root, log_progress) if rados else BlockRunner(doc, root)
-    sitting: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": []}
+    sitting: dict[str, Any] = {"started": now_stamp(), "planned": len(todo), "runs": []}
+    interrupt_on_sigterm()
 
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, on_signal)
-
-    def summary(info: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        cpu = info["cpu"]
-        traces = [info[k]["trace"] for k in ("write", "seq") if "trace" in info.get(k, {})] if rados \
-            else ([info["trace"]] if "trace" in info else [])
-        text = (f"outside CPU {cpu['outside_cpu_frac']:.3f}, kernel threads {cpu['kernel_threads_cpu_s']:.1f} s"
-                + "".join(f"; trace {t['bytes']} B, overruns {t['overruns']}" for t in traces))
-        return {"wall_s": cpu["wall_s"]}, text
-    rc = 0
-    try:
+    def work() -> None:
         if rados:
             runner.set_up()
         else:
             runner.set_up({bc.cell_of(doc, r.scenario)["target"] for r in todo})
         do_runs(todo, runner, threshold=thr, deadline=deadline, log=log_progress,
-                errors=(BlockError, ClusterError) if rados else (BlockError,), sitting=sitting, summary=summary)
-    except KeyboardInterrupt as e:
-        log_progress(f"interrupted ({e}); undoing device set-up")
-        rc = 130
-    except Exception as e:
-        log_progress(f"ERROR: {type(e).__name__}: {e}; undoing device set-up")
-        rc = 1
-    finally:
-        runner.close()
-        write_record(root, sitting)  # sitting-*.json: the capture's record, context for ingest
-        left = bc.remaining(root, runs)
-        log_progress(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
-    return rc
+                errors=(BlockError, ClusterError) if rados else (BlockError,), sitting=sitting,
+                summary=lambda info: sitting_summary(rados, info))
+    return guarded(work, close=runner.close, root=root, record=sitting, log=log_progress,
+                   undoing="undoing device set-up", after=lambda: log_runs_left(root, runs, log_progress))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m capture.block", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("plan", "run"):
-        p = sub.add_parser(name)
-        p.add_argument("campaign")
-        p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+        p = add_campaign_command(sub, name, DEFAULT_OUT)
         if name == "run":
             p.add_argument("--max-minutes", type=float, default=None)
             p.add_argument("--max-runs", type=int, default=None)
     a = ap.parse_args(argv)
-    try:
-        return cmd_plan(a) if a.cmd == "plan" else cmd_run(a)
-    except (bc.CampaignError, BlockError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return exit_status(lambda: cmd_plan(a) if a.cmd == "plan" else cmd_run(a), (bc.CampaignError, BlockError))
 
 
 if __name__ == "__main__":

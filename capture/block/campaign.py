@@ -8,7 +8,8 @@ of them per run; scenario ``rados-<bs>-qd<iodepth>``.  The plan is repeat-major 
 every cell gets its n-th repeat before any gets its (n+1)-th, so a campaign cut short stays balanced —
 and within a repeat the order of all cells is shuffled with a seed derived from the campaign seed (the
 same order in every sitting, which resuming relies on).  Resume state, staging and the ``done`` marker
-are the Ceph harness's (``capture.ceph.campaign``).
+are the harnesses' shared
+schema's (``capture.common.campaign``).
 
 Run directory: ``<scenario>/<scheduler>/rep-NN`` with scenario ``fio-<target>-<rw>-<bs>-qd<iodepth>``.
 """
@@ -19,8 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
-                                   finish_run, read_yaml, remaining, status)
+from capture.common.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
+                                     finish_run, load_checked, remaining, requirer, status)
 
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 TARGETS = ("raw", "xfs", "ext4", "btrfs")
@@ -41,15 +42,11 @@ def rados_scenario_name(bs: str, iodepth: int) -> str:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    return validate(read_yaml(path, "campaign, schedulers, device, fio or rados"), str(path))
+    return load_checked(path, "campaign, schedulers, device, fio or rados", validate)
 
 
 def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
-    def need(cond: bool, msg: str) -> None:
-        if not cond:
-            raise CampaignError(f"{where}: {msg}")
-
+    need = requirer(where)
     need(isinstance(doc.get("campaign"), str) and doc["campaign"].strip() and "/" not in doc["campaign"],
          "'campaign' must be a non-empty name without '/'")
     sch = doc.get("schedulers")

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.campaign import CampaignError, read_yaml
+from capture.common.campaign import load_checked, requirer
 
 #: CBT's benchmarks this harness has run here and whose archives analysis.ingest reads
 SUPPORTED = ("librbdfio", "radosbench")
@@ -29,15 +29,11 @@ PILOT_SUFFIX = "-pilot"
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    return validate(read_yaml(path, "campaign, cluster, arms, iterations, cbt"), str(path))
+    return load_checked(path, "campaign, cluster, arms, iterations, cbt", validate)
 
 
 def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
-    def need(cond: bool, msg: str) -> None:
-        if not cond:
-            raise CampaignError(f"{where}: {msg}")
-
+    need = requirer(where)
     need(isinstance(doc.get("campaign"), str) and doc["campaign"].strip() != "",
          "expected `campaign: <name>`")
     need(doc.get("ceph", "pacific") == "pacific",

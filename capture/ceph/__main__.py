@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
-from capture.sitting import do_runs, write_record
+from capture.common import campaign as common_campaign
+from capture.common.cli import add_campaign_command, exit_status, show_plan
+from capture.common.sitting import (clear_stage, deadline_after, do_runs, guarded, interrupt_on_sigterm,
+                                    log_progress, log_runs_left, now_stamp, to_do)
 
 from . import campaign as cp
 from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir, where
@@ -35,48 +36,17 @@ from .cluster import ClusterError, ensure_packages, preflight, teardown_workdir,
 DEFAULT_OUT = Path("data/raw/ceph-qos")
 
 
-def log_progress(msg: str) -> None:
-    print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-
 def cmd_plan(a) -> int:
     doc = cp.load(a.campaign)
-    root = a.out / doc["campaign"]
-    runs = cp.plan(doc)
-    for r in runs:
-        print(f"{r.order:4d}  {cp.status(root, r):8s} {r.relpath}")
-    left = cp.remaining(root, runs)
-    print(f"{len(runs)} runs, {len(runs) - len(left)} done, {len(left)} to do")
-    return 0
+    return show_plan(a.out / doc["campaign"], cp.plan(doc))
 
 
 def freeze_campaign_file(src: Path, root: Path) -> None:
     """The campaign file is copied beside the data once; a later sitting must use the same file, or one
     that only raises repeats (:func:`capture.ceph.campaign.extension_problem`: e.g. the repeats a pilot's
-    power estimate asks for once the planned ones are in).  Then the file the earlier runs ran with is
-    kept as ``campaign-<sha256[:12]>.yaml`` (each run.json names its file's SHA-256) and the new one
-    takes its place."""
-    import hashlib
-    import os
-    root.mkdir(parents=True, exist_ok=True)
-    dst = root / "campaign.yaml"
-    if dst.exists():
-        if dst.read_bytes() != src.read_bytes():
-            why = cp.extension_problem(cp.load(dst), cp.load(src))
-            if why is not None:
-                raise cp.CampaignError(f"{src} differs from {dst}, the file the first sitting ran with: {why}; "
-                                       "a campaign's settings cannot change between sittings, only its repeats "
-                                       "can be raised (start a new campaign name instead)")
-            keep = root / f"campaign-{hashlib.sha256(dst.read_bytes()).hexdigest()[:12]}.yaml"
-            tmp = root / ".campaign.yaml.tmp"
-            shutil.copyfile(dst, tmp)
-            os.replace(tmp, keep)
-            shutil.copyfile(src, tmp)
-            os.replace(tmp, dst)
-            log_progress(f"{src} raises repeats only: the campaign goes on with it ({dst}); the earlier file is kept "
-                 f"as {keep.name}")
-    else:
-        shutil.copyfile(src, dst)
+    power estimate asks for once the planned ones are in); see
+    :func:`capture.common.campaign.freeze_campaign_file`."""
+    common_campaign.freeze_campaign_file(src, root, cp.file_extension_problem, log_progress)
 
 
 def pilot_verdict(path: Path) -> tuple[bool, str]:
@@ -107,11 +77,8 @@ def cmd_run(a) -> int:
     if doc.get("throttle"):
         # a block cut by an earlier sitting's end is run again whole (see sitting(): blocks never split)
         cp.supersede_split_blocks(root, runs, log_progress)
-    todo = cp.remaining(root, runs)
-    if a.max_runs is not None:
-        todo = todo[:a.max_runs]
+    todo = to_do(root, runs, a.max_runs, log_progress)
     if not todo:
-        log_progress("nothing to do: every run has its done marker")
         return 0
     return sitting(doc, Path(a.campaign), a.out, todo, runs, a.max_minutes, forced=forced)
 
@@ -137,71 +104,70 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
     preflight(*where(Path(doc["cluster"].get("workdir", "/var/tmp/cephqos-cluster")), release))
     ensure_packages(log_progress, release)
     freeze_campaign_file(campaign_file, root)
-    if (root / "_inprogress").exists():
-        log_progress(f"removing half-finished runs from an earlier sitting: {root / '_inprogress'}")
-        shutil.rmtree(root / "_inprogress")
-    deadline = time.time() + max_minutes * 60 if max_minutes else None
+    clear_stage(root, log_progress)
+    deadline = deadline_after(max_minutes)
     runner = Runner(doc, campaign_file, out, log_progress)
     runner.forced = forced
-    record = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": len(todo), "runs": [],
-               "forced": forced}
-
-    def on_signal(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, on_signal)
-    rc = 0
+    record = {"started": now_stamp(), "planned": len(todo), "runs": [], "forced": forced}
+    interrupt_on_sigterm()
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
-    try:
+
+    def work() -> None:
         runner.bring_up()
         if doc.get("warmup", False) if warmup is None else warmup:
-            w = cp.warmup_run(doc)
-            log_progress(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
-            t = time.time()
-            try:
-                runner.one(w)
-            except ClusterError as e:
-                log_progress(f"  warm-up failed ({e}); going on")
-            runner.discard(w)
-            record["warmup_s"] = round(time.time() - t, 1)
+            record["warmup_s"] = warm_up(runner, doc)
         # a throttled campaign's client level depends on the bring-up's PG map (the pilot: WPQ baseline 946
         # vs 705 IOPS in two bring-ups): its (repeat, scenario) blocks are never split between sittings
         blk = (lambda r: (r.repeat, r.scenario)) if doc.get("throttle") else None
         do_runs(todo, runner, threshold=thr, deadline=deadline, log=log_progress, errors=(ClusterError,), block=blk,
-                sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600),
-                summary=lambda info: ({"duration_s": info["duration_s"],
-                                       "steal_frac": info["cpu"].get("steal_frac")},
-                                      f"{info['duration_s']:.0f} s; outside CPU {info['cpu']['outside_cpu_frac']:.3f}; "
-                                      f"steal {info['cpu'].get('steal_frac', 0):.3f}; "
-                                      f"unfinished: {info['background_unfinished'] or 'none'}"))
-    except KeyboardInterrupt as e:
-        log_progress(f"interrupted ({e}); tearing down")
-        rc = 130
-    except Exception as e:
-        log_progress(f"ERROR: {type(e).__name__}: {e}; tearing down")
-        rc = 1
-    finally:
-        runner.teardown()
-        write_record(root, record)  # sitting-*.json: the capture's record, context for ingest
-        left = cp.remaining(root, runs)
-        log_progress(f"{len(runs) - len(left)}/{len(runs)} runs done; {len(left)} to do")
-    return rc
+                sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600), summary=run_summary)
+    return guarded(work, close=runner.teardown, root=root, record=record, log=log_progress,
+                   after=lambda: log_runs_left(root, runs, log_progress))
+
+
+def warm_up(runner, doc) -> float:
+    """The discarded warm-up run (the first run after bring-up is slower; a failure is logged, not
+    raised); → its wall time (s, one decimal)."""
+    w = cp.warmup_run(doc)
+    log_progress(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
+    t = time.time()
+    try:
+        runner.one(w)
+    except ClusterError as e:
+        log_progress(f"  warm-up failed ({e}); going on")
+    runner.discard(w)
+    return round(time.time() - t, 1)
+
+
+def run_summary(info) -> tuple[dict, str]:
+    """A kept run's fields for the sitting record, and its log line."""
+    return ({"duration_s": info["duration_s"], "steal_frac": info["cpu"].get("steal_frac")},
+            f"{info['duration_s']:.0f} s; outside CPU {info['cpu']['outside_cpu_frac']:.3f}; "
+            f"steal {info['cpu'].get('steal_frac', 0):.3f}; "
+            f"unfinished: {info['background_unfinished'] or 'none'}")
+
+
+def command(a) -> int:
+    """The subcommand ``a.cmd`` of the parsed arguments ``a``."""
+    if a.cmd == "plan":
+        return cmd_plan(a)
+    if a.cmd == "run":
+        return cmd_run(a)
+    if a.cmd == "pilot":
+        return cmd_pilot(a)
+    print("killed PIDs:", teardown_workdir(a.workdir))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m capture.ceph", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("plan")
-    p.add_argument("campaign")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    r = sub.add_parser("run")
-    r.add_argument("campaign")
-    r.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    add_campaign_command(sub, "plan", DEFAULT_OUT)
+    r = add_campaign_command(sub, "run", DEFAULT_OUT)
     r.add_argument("--max-minutes", type=float, default=None)
     r.add_argument("--max-runs", type=int, default=None)
     r.add_argument("--force", action="store_true", help="run although the pilot said no-go (marked forced)")
-    pp = sub.add_parser("pilot")
-    pp.add_argument("campaign")
-    pp.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    pp = add_campaign_command(sub, "pilot", DEFAULT_OUT)
     pp.add_argument("--max-minutes", type=float, default=None)
     pp.add_argument("--round", type=int, default=1,
                     help="pilot round (2, 3 … after a redesign: <campaign>-pilot-rN; earlier rounds are kept)")
@@ -209,18 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("teardown")
     t.add_argument("--workdir", type=Path, default=Path("/var/tmp/cephqos-cluster"))
     a = ap.parse_args(argv)
-    try:
-        if a.cmd == "plan":
-            return cmd_plan(a)
-        if a.cmd == "run":
-            return cmd_run(a)
-        if a.cmd == "pilot":
-            return cmd_pilot(a)
-        print("killed PIDs:", teardown_workdir(a.workdir))
-        return 0
-    except (cp.CampaignError, ClusterError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return exit_status(lambda: command(a), (cp.CampaignError, ClusterError))
 
 
 if __name__ == "__main__":

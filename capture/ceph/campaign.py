@@ -1,28 +1,26 @@
-"""Campaign YAML → ordered run plan, and resume state (pure; no Ceph needed).
+"""Campaign YAML → ordered run plan (pure; no Ceph needed).
 
 A campaign file names the cluster, the arms (queue/profile settings), the scenarios (client IO plus
 background operations) and the repeats.  The plan is repeat-major — every scenario × arm cell gets
 its first repeat before any gets its second, so a campaign cut short is balanced — and the arm order
 is shuffled within each (repeat, scenario) with a seed derived from the campaign seed, so the order is
-random but the same in every sitting (which resuming relies on).
+random but the same in every sitting (which resuming relies on).  The planned run, resume state and
+staging are the harnesses' shared schema (:mod:`capture.common.campaign`), named here too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from capture.common.campaign import (DONE, INPROGRESS, CampaignError, Run, discard_run,  # noqa: F401
+                                     finish_run, load_checked, read_yaml, remaining, requirer, seeded_rng,
+                                     set_aside, status)
 
 BACKGROUND_OPS = ("deep_scrub", "snaptrim", "recovery")
-DONE = "done"
-INPROGRESS = "_inprogress"  # staging area; analysis.ingest.discovery skips it
 
 #: keys the runner reads without a default, per section; and per background operation, in ``pools``
 REQUIRED = {
@@ -33,48 +31,13 @@ POOL_KEYS = {"snaptrim": ("snap_objects", "snap_object_kib"),
              "recovery": ("recovery_objects", "recovery_object_kib")}
 
 
-class CampaignError(ValueError):
-    """A campaign file that cannot be run: names the file and the key at fault."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """One planned run: a (scenario, arm, repeat) cell and where its data goes."""
-    campaign: str
-    scenario: str
-    arm: str
-    repeat: int
-    order: int  # position in the plan (0-based)
-
-    @property
-    def relpath(self) -> str:
-        return f"{self.scenario}/{self.arm}/rep-{self.repeat:02d}"
-
-
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a campaign file; defaults filled in."""
-    path = Path(path)
-    return validate(read_yaml(path, "campaign, cluster, arms, scenarios"), str(path))
-
-
-def read_yaml(path: Path, expected: str) -> dict[str, Any]:
-    """A campaign file's mapping; ``CampaignError`` naming the file (and line) when it is not one."""
-    try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise CampaignError(f"{path}{where}: not valid YAML ({e})") from None
-    if not isinstance(doc, dict):
-        raise CampaignError(f"{path}: expected a mapping with {expected}")
-    return doc
+    return load_checked(path, "campaign, cluster, arms, scenarios", validate)
 
 
 def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
-    def need(cond: bool, msg: str) -> None:
-        if not cond:
-            raise CampaignError(f"{where}: {msg}")
-
+    need = requirer(where)
     need(isinstance(doc.get("campaign"), str) and doc["campaign"].strip() != "",
          "'campaign' must be a non-empty name")
     need("/" not in doc["campaign"], "'campaign' must not contain '/'")
@@ -173,6 +136,11 @@ def extension_problem(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return None
 
 
+def file_extension_problem(old: Path, new: Path) -> str | None:
+    """:func:`extension_problem` of two campaign files (each read and validated here)."""
+    return extension_problem(load(old), load(new))
+
+
 PILOT_SUFFIX = "-pilot"
 
 
@@ -226,11 +194,6 @@ def warmup_run(doc: dict[str, Any]) -> Run:
     return Run(doc["campaign"], sname, s.get("arms", list(doc["arms"]))[0], 0, -1)
 
 
-def seeded_rng(seed: Any, *parts: Any) -> random.Random:
-    h = hashlib.sha256(repr((seed,) + parts).encode()).digest()
-    return random.Random(int.from_bytes(h[:8], "big"))
-
-
 def plan(doc: dict[str, Any]) -> list[Run]:
     """Every run of the campaign, in execution order (repeat-major, arms shuffled per repeat)."""
     arms_all = list(doc["arms"])
@@ -248,41 +211,6 @@ def plan(doc: dict[str, Any]) -> list[Run]:
             for a in arms:
                 runs.append(Run(doc["campaign"], sname, a, rep, len(runs)))
     return runs
-
-
-def status(root: Path, run: Run) -> str:
-    """``done`` (its marker exists), ``partial`` (a half-finished directory), or ``todo``."""
-    d = root / run.relpath
-    if (d / DONE).exists():
-        return "done"
-    if d.exists() or (root / INPROGRESS / run.relpath).exists():
-        return "partial"
-    return "todo"
-
-
-def remaining(root: Path, runs: list[Run]) -> list[Run]:
-    """The runs still to do, in plan order (a half-finished one is redone from scratch)."""
-    return [r for r in runs if status(root, r) != "done"]
-
-
-def set_aside(root: Path, run: Run) -> Path | None:
-    """Move a half-finished run directory (no ``done`` marker) out of the data tree, so a redo never
-    mixes with its files; it goes under ``_inprogress/_stale/`` (skipped by ingest, cleared at the
-    start of the next sitting).  Returns where it went, or None if there was nothing there.  A run
-    with its marker is finished data and is never touched."""
-    d = root / run.relpath
-    if not d.exists():
-        return None
-    if (d / DONE).exists():
-        raise CampaignError(f"{d} is a finished run (it has its {DONE} marker): not redoing it")
-    dest = root / INPROGRESS / "_stale" / f"{run.relpath}.{time.strftime('%Y%m%dT%H%M%S')}"
-    n = 1
-    while dest.exists():
-        dest = dest.with_name(dest.name.split("~")[0] + f"~{n}")
-        n += 1
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(d), str(dest))
-    return dest
 
 
 SUPERSEDED = "_superseded"  # finished runs of a block split between sittings; analysis.ingest.discovery skips it
@@ -342,28 +270,6 @@ def supersede_split_blocks(root: Path, runs: list[Run], log) -> list[Path]:
         log(f"block rep {rep} / {scen} was split by an earlier sitting: its {len(done)} done runs moved to "
             f"{base} (kept, not ingested); the whole block runs again")
     return moved
-
-
-def finish_run(root: Path, run: Run, info: dict[str, Any], log) -> Path:
-    """Write run.json and the ``done`` marker (last) in the run's staging directory, then move it into
-    place; a half-finished directory already there is moved aside first, never mixed in."""
-    import json
-    import os
-    stage = root / INPROGRESS / run.relpath
-    (stage / "run.json").write_text(json.dumps(info, indent=1, default=str) + "\n")
-    (stage / DONE).write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
-    aside = set_aside(root, run)
-    if aside is not None:
-        log(f"  half-finished {run.relpath} from an earlier sitting moved aside to {aside}")
-    dest = root / run.relpath
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(stage, dest)
-    return dest
-
-
-def discard_run(root: Path, run: Run) -> None:
-    """Drop a run's staging directory (a failed or disturbed attempt)."""
-    shutil.rmtree(root / INPROGRESS / run.relpath, ignore_errors=True)
 
 
 def runs_per_scenario(doc: dict[str, Any], repeats: dict[str, int] | None = None) -> dict[str, int]:

@@ -387,28 +387,16 @@ class Runner:
 
     def _one(self, run: cp.Run, sc: dict[str, Any], stage: Path, bg: list[str]) -> dict[str, Any]:
         cl = self.cl
+        arm = self.doc["arms"][run.arm]
         info: dict[str, Any] = {"campaign": run.campaign, "scenario": run.scenario, "arm": run.arm,
                                 "repeat": run.repeat, "plan_order": run.order, "origin": "measured",
                                 "ceph_release": self.release,
                                 "forced": bool(getattr(self, "forced", False))}
-        arm = self.doc["arms"][run.arm]
         info["scheduler"] = arm["osd_op_queue"]
         info["profile"] = arm.get("osd_mclock_profile")
         info["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3]
         t_start = time.time()
-        want, restart_s = self.apply(run)
-        info["osd_restart_s"] = round(restart_s, 1)
-        info["osd_config"] = {"requested": want, **self.verify(want, stage)}
-        info["prepare"] = self.prepare(sc, stage)
-        if self.throttle is not None:
-            # restarted OSDs (and a recovery victim) are new PIDs in the root group: attach every OSD,
-            # then every thread must be in its OSD's cgroup, or the run fails here
-            try:
-                threads = self.throttle.attach_all(cl.pids())
-            except ThrottleError as e:
-                raise ClusterError(f"per-OSD IO limits not in force: {e}") from None
-            info["throttle"] = {**self.throttle.record(), "threads_checked": threads}
-        info["pg_primaries"] = self.pg_primaries()
+        self._set_up_run(run, sc, stage, info)
         acct = CpuAccount()
         acct.track(list(cl.pids().values()))
         # fio and pgpoll of a chroot release write where they can: a folder in the cluster's tree, moved
@@ -425,6 +413,50 @@ class Runner:
         self._children.append(mon)
         time.sleep(2.0)  # a couple of timeline samples before client IO
         log_pos = (cl.dir / "log" / "cluster.log").stat().st_size
+        anchors = self._client_io(sc, bg, stage, work, poller)
+        pending, done_at = self._await_background(sc, bg, anchors)
+        time.sleep(2)  # one more timeline sample after the end
+        info["background_unfinished"] = pending
+        info["background_done_seen_unix"] = done_at
+        poller.close()
+        mon.stop()
+        if work != stage:
+            for f in sorted(work.iterdir()):
+                shutil.move(str(f), str(stage / f.name))
+        info["cpu"] = acct.result(list(cl.pids().values()))
+        info["steal_flagged"] = info["cpu"]["steal_frac"] > self.steal_flag
+        info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        with open(cl.dir / "log" / "cluster.log", "rb") as f:
+            f.seek(log_pos)
+            (stage / "cluster-log.txt").write_bytes(f.read())
+        self._record_context(sc, arm, stage, anchors, info)
+        info["duration_s"] = round(time.time() - t_start, 1)
+        compress_stage(stage)
+        return info
+
+    def _set_up_run(self, run: cp.Run, sc: dict[str, Any], stage: Path, info: dict[str, Any]) -> None:
+        """The arm's settings applied (OSDs restarted) and checked, the scenario's pools and OSD states
+        prepared, the per-OSD IO limits attached; each step's facts into ``info``."""
+        want, restart_s = self.apply(run)
+        info["osd_restart_s"] = round(restart_s, 1)
+        info["osd_config"] = {"requested": want, **self.verify(want, stage)}
+        info["prepare"] = self.prepare(sc, stage)
+        if self.throttle is not None:
+            # restarted OSDs (and a recovery victim) are new PIDs in the root group: attach every OSD,
+            # then every thread must be in its OSD's cgroup, or the run fails here
+            try:
+                threads = self.throttle.attach_all(self.cl.pids())
+            except ThrottleError as e:
+                raise ClusterError(f"per-OSD IO limits not in force: {e}") from None
+            info["throttle"] = {**self.throttle.record(), "threads_checked": threads}
+        info["pg_primaries"] = self.pg_primaries()
+
+    def _client_io(self, sc: dict[str, Any], bg: list[str], stage: Path, work: Path,
+                   poller: Poller) -> dict[str, Any]:
+        """fio run to its end in ``work``, the background operations ``bg`` started ``bg_start_s`` (s)
+        into it; → the anchors (unix s): fio spawned, each ``<op>_unix``, fio's exit.  ClusterError when fio
+        ends early or fails, or an OSD lost its IO limits."""
+        cl = self.cl
         env = dict(os.environ, CEPH_CONF=cl.conf_arg)
         t_fio = poller.mark("fio_start")
         with open(stage / "fio.stderr", "w") as err:
@@ -446,6 +478,12 @@ class Runner:
         self.check_limits("the run")
         if rc != 0:
             raise ClusterError(f"fio exited {rc}: {(stage / 'fio.stderr').read_text()[-500:]}")
+        return anchors
+
+    def _await_background(self, sc: dict[str, Any], bg: list[str],
+                          anchors: dict[str, Any]) -> tuple[list[str], dict[str, float]]:
+        """Poll (every 2 s, up to ``max_wait_after_fio_s``) until each background operation has finished;
+        → (the ones still unfinished, unix s each finished one was seen done)."""
         max_wait = float(sc.get("max_wait_after_fio_s", self.doc.get("max_wait_after_fio_s", 300)))
         end = time.time() + max_wait
         pending = list(bg)
@@ -456,20 +494,12 @@ class Runner:
                     pending.remove(op)
                     done_at[op] = time.time()
             time.sleep(2)
-        time.sleep(2)  # one more timeline sample after the end
-        info["background_unfinished"] = pending
-        info["background_done_seen_unix"] = done_at
-        poller.close()
-        mon.stop()
-        if work != stage:
-            for f in sorted(work.iterdir()):
-                shutil.move(str(f), str(stage / f.name))
-        info["cpu"] = acct.result(list(cl.pids().values()))
-        info["steal_flagged"] = info["cpu"]["steal_frac"] > self.steal_flag
-        info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
-        with open(cl.dir / "log" / "cluster.log", "rb") as f:
-            f.seek(log_pos)
-            (stage / "cluster-log.txt").write_bytes(f.read())
+        return pending, done_at
+
+    def _record_context(self, sc: dict[str, Any], arm: dict[str, Any], stage: Path, anchors: dict[str, Any],
+                        info: dict[str, Any]) -> None:
+        """What a reader of run.json needs beside the measurements: fio's time anchors, the fio command and
+        version, the scenario, arm, cluster, campaign file and machine."""
         fj = json.loads((stage / "fio.json").read_text())
         anchors.update(fio_anchors(fj))
         info["anchors"] = anchors
@@ -486,9 +516,6 @@ class Runner:
         info["campaign_file"] = self.file.name
         info["campaign_sha256"] = hashlib.sha256(self.file.read_bytes()).hexdigest()
         info["machine"] = machine_facts()
-        info["duration_s"] = round(time.time() - t_start, 1)
-        compress_stage(stage)
-        return info
 
     def finish(self, run: cp.Run, info: dict[str, Any]) -> Path:
         return cp.finish_run(self.root, run, info, self.log)

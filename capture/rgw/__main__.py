@@ -17,16 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-import time
 from pathlib import Path
 from statistics import NormalDist, mean, stdev
 from typing import Any
 
-from capture.ceph.__main__ import freeze_campaign_file, log_progress
+from capture.ceph.campaign import file_extension_problem
 from capture.ceph.cluster import ClusterError
-from capture.sitting import do_runs, write_record
+from capture.common.campaign import freeze_campaign_file
+from capture.common.cli import add_campaign_command, exit_status, show_plan
+from capture.common.sitting import deadline_after, do_runs, guarded, interrupt_on_sigterm, log_progress, now_stamp
 
 from . import campaign as rc
 from .runner import RgwError, RgwRunner
@@ -36,13 +36,7 @@ DEFAULT_OUT = Path("data/raw/rgw")
 
 def cmd_plan(a) -> int:
     doc = rc.load(a.campaign)
-    root = a.out / doc["campaign"]
-    runs = rc.plan(doc)
-    for r in runs:
-        print(f"{r.order:4d}  {rc.status(root, r):8s} {r.relpath}")
-    left = rc.remaining(root, runs)
-    print(f"{len(runs)} runs, {len(runs) - len(left)} done, {len(left)} to do")
-    return 0
+    return show_plan(a.out / doc["campaign"], rc.plan(doc))
 
 
 def _summary(info: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -56,26 +50,27 @@ def _summary(info: dict[str, Any]) -> tuple[dict[str, Any], str]:
 
 
 def sitting(doc: dict[str, Any], root: Path, campaign_file: Path, max_minutes: float | None) -> int:
+    """Bring up, do the runs not yet done, tear down; errors and interrupts are raised (after teardown and
+    the record)."""
     if os.geteuid() != 0:
         print("capture.rgw needs root (Ceph daemons, apt)", file=sys.stderr)
         return 2
-    freeze_campaign_file(campaign_file, root)
+    # the Ceph harness's rule for a changed campaign file (what the RGW harness has always used)
+    freeze_campaign_file(campaign_file, root, file_extension_problem, log_progress)
     runs = rc.remaining(root, rc.plan(doc))
     if not runs:
         log_progress("every run is done")
         return 0
-    deadline = time.time() + max_minutes * 60 if max_minutes else None
+    deadline = deadline_after(max_minutes)
     runner = RgwRunner(doc, root, log_progress)
-    rec: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "runs": []}
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    try:
+    rec: dict[str, Any] = {"started": now_stamp(), "runs": []}
+    interrupt_on_sigterm("")
+
+    def work() -> None:
         runner.set_up()
         do_runs(runs, runner, threshold=float(doc["disturbed_outside_cpu_frac"]), deadline=deadline, log=log_progress,
                 errors=(RgwError, ClusterError, OSError), sitting=rec, summary=_summary)
-    finally:
-        runner.close()
-        write_record(root, rec)  # sitting-*.json: the capture's record, context for ingest
-    return 0
+    return guarded(work, close=runner.close, root=root, record=rec, log=log_progress, interrupts=False, errors=False)
 
 
 def pilot_doc(doc: dict[str, Any], repeats: int) -> dict[str, Any]:
@@ -144,48 +139,54 @@ def _index_ops(rundir: Path) -> float | None:
     return mean(vals) if vals else None
 
 
+def cmd_cbt_yaml(a) -> int:
+    """``cbt-yaml``: the YAML CBT is given for an arm, with placeholders for what bring-up decides."""
+    import yaml
+    from . import cbt
+    doc = cbt.load(a.campaign)
+    arm = rc.arm(doc, a.arm or doc["arms"][0]["name"])
+    print(yaml.safe_dump(cbt.cbt_config(doc, arm, conf_file="<cluster conf>", mon_addr="<mon ip>:6789",
+                                        tmp_dir="<out>/_inprogress/cbt-tmp-" + arm["name"], port=7480),
+                         sort_keys=True), end="")
+    return 0
+
+
+def cmd_pilot(a) -> int:
+    """``pilot``: the campaign's arms, ``--repeats`` each, as ``<campaign>-pilot``; then its verdict
+    (``pilot-verdict.json``, printed without the per-arm detail)."""
+    import yaml
+    doc = pilot_doc(rc.load(a.campaign), a.repeats)
+    root = a.out / doc["campaign"]
+    tmp = root.parent / f".{doc['campaign']}.yaml"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
+    rc_ = sitting(doc, root, tmp, a.max_minutes)
+    tmp.unlink(missing_ok=True)
+    v = verdict(root, doc)
+    (root / "pilot-verdict.json").write_text(json.dumps(v, indent=1))
+    print(json.dumps({k: v[k] for k in v if k != "arms"}, indent=1))
+    return rc_
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m capture.rgw", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("plan", "pilot", "run", "cbt", "cbt-yaml"):
-        p = sub.add_parser(name)
-        p.add_argument("campaign", type=Path)
-        p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+        p = add_campaign_command(sub, name, DEFAULT_OUT, campaign_type=Path)
         p.add_argument("--max-minutes", type=float)
         p.add_argument("--repeats", type=int, default=2)
         p.add_argument("--arm", help="cbt-yaml: the arm (default: the first)")
     a = ap.parse_args(argv)
     if a.cmd == "plan":
         return cmd_plan(a)
-    if a.cmd in ("cbt", "cbt-yaml"):
+    if a.cmd == "cbt":
         from . import cbt
-        try:
-            if a.cmd == "cbt":
-                return cbt.sitting(a.campaign, a.out, log_progress)
-            doc = cbt.load(a.campaign)
-            arm = rc.arm(doc, a.arm or doc["arms"][0]["name"])
-            import yaml
-            print(yaml.safe_dump(cbt.cbt_config(doc, arm, conf_file="<cluster conf>", mon_addr="<mon ip>:6789",
-                                                tmp_dir="<out>/_inprogress/cbt-tmp-" + arm["name"], port=7480),
-                                 sort_keys=True), end="")
-            return 0
-        except rc.CampaignError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    doc = rc.load(a.campaign)
+        return exit_status(lambda: cbt.sitting(a.campaign, a.out, log_progress), (rc.CampaignError,))
+    if a.cmd == "cbt-yaml":
+        return exit_status(lambda: cmd_cbt_yaml(a), (rc.CampaignError,))
     if a.cmd == "pilot":
-        doc = pilot_doc(doc, a.repeats)
-        root = a.out / doc["campaign"]
-        tmp = root.parent / f".{doc['campaign']}.yaml"
-        root.parent.mkdir(parents=True, exist_ok=True)
-        import yaml
-        tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
-        rc_ = sitting(doc, root, tmp, a.max_minutes)
-        tmp.unlink(missing_ok=True)
-        v = verdict(root, doc)
-        (root / "pilot-verdict.json").write_text(json.dumps(v, indent=1))
-        print(json.dumps({k: v[k] for k in v if k != "arms"}, indent=1))
-        return rc_
+        return cmd_pilot(a)
+    doc = rc.load(a.campaign)
     return sitting(doc, a.out / doc["campaign"], a.campaign, a.max_minutes)
 
 

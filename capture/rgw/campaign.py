@@ -7,7 +7,8 @@ diary's unsharded index is ``shards: 1``) and the container type (``shared``: on
 per process); the ``rados`` arm runs ``rados bench`` 4 MiB writes at the same concurrency in the same
 sitting, the diary's reference.  The plan is repeat-major, arms shuffled within each repeat with a seed
 derived from the campaign seed (the same order in every sitting, which resuming relies on).  Resume
-state, staging and the ``done`` marker are the Ceph harness's (``capture.ceph.campaign``).
+state, staging and the ``done`` marker are the harnesses' shared
+schema's (``capture.common.campaign``).
 
 Run directory: ``<scenario>/<arm>/rep-NN``, scenario ``put-<osize>-p<procs>``.
 """
@@ -18,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from capture.ceph.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
-                                   finish_run, read_yaml, remaining, status)
+from capture.common.campaign import (DONE, INPROGRESS, CampaignError, Run, seeded_rng, discard_run,  # noqa: F401
+                                     finish_run, load_checked, remaining, requirer, status)
 
 CTYPES = ("shared", "byproc")
 _SIZE = re.compile(r"^\d+[kKmM]$")
@@ -31,15 +32,11 @@ def size_bytes(s: str) -> int:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    return validate(read_yaml(path, "campaign, cluster, load, arms"), str(path))
+    return load_checked(path, "campaign, cluster, load, arms", validate)
 
 
 def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
-    def need(cond: bool, msg: str) -> None:
-        if not cond:
-            raise CampaignError(f"{where}: {msg}")
-
+    need = requirer(where)
     need(isinstance(doc.get("campaign"), str) and bool(_NAME.match(doc["campaign"])),
          "'campaign' must be a name of a-z, 0-9 and '-'")
     cl = doc.get("cluster")

@@ -47,17 +47,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from capture.cbt.__main__ import CBT_DIR, HARNESS, INPROGRESS, ArmRun, ArmStaging, ensure_cbt, gzip_tree, is_done
-from capture.ceph.campaign import CampaignError
+from capture.cbt.archive import CBT_DIR, HARNESS, ArmRun, ArmStaging, ensure_cbt, gzip_tree, is_done, stage_arms
 from capture.ceph.cluster import ClusterError
-from capture.sitting import do_runs, write_record
+from capture.common.campaign import CampaignError, load_checked
+from capture.common.sitting import do_runs, guarded, interrupt_on_sigterm, log_arms_left, now_stamp
 
 from . import campaign as rc
 from .runner import RgwError, RgwRunner, total_line
@@ -98,8 +97,7 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    return validate(rc.read_yaml(path, "campaign, cluster, load, arms"), str(path))
+    return load_checked(path, "campaign, cluster, load, arms", validate)
 
 
 def auth_url(port: int) -> str:
@@ -168,8 +166,8 @@ def check_archive(archive: Path, doc: dict[str, Any], arm: dict[str, Any], shim:
 
 
 class RgwCbtRunner(ArmStaging):
-    """:class:`RgwRunner`'s bring-up and regime, one CBT invocation per arm (capture.sitting's runner), staged
-    and moved into place as :mod:`capture.cbt` does."""
+    """:class:`RgwRunner`'s bring-up and regime, one CBT invocation per arm (capture.common.sitting's
+    runner), staged and moved into place as :mod:`capture.cbt` does."""
 
     def __init__(self, doc: dict[str, Any], root: Path, log) -> None:
         self.doc, self.root, self.log = doc, root, log
@@ -287,29 +285,20 @@ def sitting(campaign_file: Path, out: Path, log) -> int:
         return 2
     doc = load(campaign_file)
     root = (out / doc["campaign"]).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(campaign_file, root / "campaign.yaml")
-    shutil.rmtree(root / INPROGRESS, ignore_errors=True)
     arms = [a["name"] for a in doc["arms"]]
-    todo = [ArmRun(doc["campaign"], a, i) for i, a in enumerate(arms) if not is_done(root, a)]
+    todo = stage_arms(doc["campaign"], campaign_file, root, arms)
     if not todo:
         log(f"{doc['campaign']}: every arm is done")
         return 0
     runner = RgwCbtRunner(doc, root, log)
-    rec: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "planned": [r.arm for r in todo],
+    rec: dict[str, Any] = {"started": now_stamp(), "planned": [r.arm for r in todo],
                            "iterations": doc["repeats"], "runs": []}
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt("SIGTERM")))
-    rc_ = 0
-    try:
+    interrupt_on_sigterm("SIGTERM")
+
+    def work() -> None:
         runner.set_up()
         do_runs(todo, runner, threshold=float(doc["disturbed_outside_cpu_frac"]), deadline=None, log=log,
                 errors=(RgwError, ClusterError, OSError), sitting=rec, summary=_summary)
-    except KeyboardInterrupt as e:
-        log(f"interrupted ({e}); tearing down")
-        rc_ = 130
-    finally:
-        runner.close()
-        write_record(root, rec)  # sitting-*.json: the capture's record, context for ingest
-        left = [a for a in arms if not is_done(root, a)]
-        log(f"{len(arms) - len(left)}/{len(arms)} arms done" + (f"; to do: {', '.join(left)}" if left else ""))
-    return rc_ if rc_ else (0 if not left else 1)
+    rc_ = guarded(work, close=runner.close, root=root, record=rec, log=log, errors=False,
+                  after=lambda: log_arms_left(arms, [a for a in arms if not is_done(root, a)], log))
+    return rc_ if rc_ else (0 if all(is_done(root, a) for a in arms) else 1)
