@@ -150,15 +150,9 @@ def _tool_rows(blocks: dict, events: dict, thru: dict, skips: int | None) -> lis
     return rows
 
 
-def parse(path: str | Path, data: bytes) -> Parsed:
-    path = Path(path)
-    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
-    lines = text.split("\n")
-    incomplete: list[str] = []
-    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
-        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
-        lines = lines[:-1]
-    s = pd.Series(lines, dtype=object)
+def _event_fields(path: Path, s: pd.Series) -> tuple[np.ndarray, pd.DataFrame, np.ndarray]:
+    """Which lines start like an event, their fields as printed (strings) and their 0-based line
+    numbers; raises on an event line that does not parse or has a field of more than 18 digits."""
     is_event = s.str.match(_EVENT_START).fillna(False).to_numpy()
     ev = s[is_event].str.extract(_EVENT)
     bad = ev["maj"].isna().to_numpy()
@@ -171,6 +165,78 @@ def parse(path: str | Path, data: bytes) -> Parsed:
         if col in ev and (long := (ev[col].str.len() > 18).to_numpy(bool)).any():
             raise IngestError(path, f"expected a blkparse event line: the {col} field has more than 18 digits",
                               line=int(ev_line[np.flatnonzero(long)[0]]) + 1)
+    return is_event, ev, ev_line
+
+
+def _trace(path: Path, ev: pd.DataFrame, code: np.ndarray, line: np.ndarray) -> tuple[bt.Trace, np.ndarray]:
+    """The events (known actions only, action ``code`` each, 0-based ``line`` each) as the binary reader's
+    :class:`blktrace.Trace` (times in ns from the first event, sorted by time), and which are passthrough
+    requests; raises on a sector, sector count or errno too long to be one."""
+    rwbs = ev["rwbs"].to_numpy(dtype=object)
+    cat = _categories(rwbs) if len(ev) else np.zeros(0, np.int64)
+    rest = ev["rest"].fillna("")
+    pc = rest.str.match(r"^(?:\d+ )?\(").to_numpy(dtype=bool)  # passthrough: byte count and "(cdb ..)"
+    cat = cat | np.where(pc, bt.TC_PC, 0)
+    sect = rest.str.extract(_SECT)
+    if (long := (sect["sector"].str.len() > 18).fillna(False).to_numpy(bool)
+            | (sect["nsect"].str.len() > 18).fillna(False).to_numpy(bool)).any():
+        raise IngestError(path, "expected a blkparse event line: a sector or sector count of more than 18 digits",
+                          line=int(line[np.flatnonzero(long)[0]]) + 1)
+    sector = pd.to_numeric(sect["sector"]).fillna(0).to_numpy(np.int64)
+    nsect = pd.to_numeric(sect["nsect"]).fillna(0).to_numpy(np.int64)
+    t = ev["sec"].astype(np.int64).to_numpy() * 1_000_000_000 + ev["nsec"].astype(np.int64).to_numpy()
+    err = np.zeros(len(ev), np.int64)
+    is_c = code == bt.TA_C
+    if is_c.any():
+        e = rest[is_c].str.extract(r"\[(-?\d+)\]\s*$")[0]
+        if (huge := (e.str.lstrip("-").str.len() > 9).fillna(False).to_numpy(bool)).any():  # an errno, not this
+            at = np.flatnonzero(is_c)[np.flatnonzero(huge)[0]]
+            raise IngestError(path, "expected a blkparse completion's [error] to be an errno (at most 9 digits)",
+                              line=int(line[at]) + 1)
+        err[is_c] = pd.to_numeric(e).fillna(0).abs().to_numpy(np.int64)
+    dev = ev["maj"].astype(np.int64).to_numpy() << 20 | ev["min"].astype(np.int64).to_numpy()
+    o = np.argsort(t, kind="stable")
+    t0 = int(t[o[0]]) if len(t) else 0
+    tr = bt.Trace(time=t[o] - t0, sector=sector[o], nbytes=nsect[o] * 512, action=(cat[o] << 16) | code[o],
+                  pid=ev["pid"].astype(np.int64).to_numpy()[o], device=dev[o], error=err[o], t0_ns=t0, comm={},
+                  order="text", records=len(t), span_ns=int(t[o[-1]]) - t0 if len(t) else 0)
+    return tr, pc
+
+
+def _crosscheck(requests: pd.DataFrame, bios: pd.DataFrame, devices: np.ndarray,
+                rows: list[tuple]) -> tuple[list[tuple], dict[str, Any]]:
+    """Per device and ddir from the events: ``q2c_mean d2c_mean q2d_mean`` summary rows (ns), and the
+    completed/queued counts against blkparse's own summary ``rows`` (``meta["crosscheck"]``)."""
+    ours = []
+    cross: dict[str, Any] = {}
+    tool = {(r[0], r[1], r[2]): r[3] for r in rows}
+    for d in np.unique(devices):
+        name = bt.dev_name(int(d))
+        for ddir in ("read", "write"):
+            r = requests[(requests["dev"] == d) & (requests["ddir"] == ddir)]
+            b = bios[(bios["dev"] == d) & (bios["ddir"] == ddir)]
+            for m in ("q2c", "d2c", "q2d"):
+                v = b[f"{m}_ns"].to_numpy()
+                v = v[np.isfinite(v)]
+                if len(v):
+                    ours.append((name, ddir, f"{m}_mean", float(v.mean()), "ns"))
+            for metric, mine in (("completed", len(r)), ("queued", len(b))):
+                if (name, ddir, metric) in tool:
+                    cross[f"{name} {ddir} {metric}"] = {"tool": int(tool[(name, ddir, metric)]), "events": mine,
+                                                        "ok": int(tool[(name, ddir, metric)]) == mine}
+    return ours, cross
+
+
+def parse(path: str | Path, data: bytes) -> Parsed:
+    path = Path(path)
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    lines = text.split("\n")
+    incomplete: list[str] = []
+    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
+        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
+        lines = lines[:-1]
+    s = pd.Series(lines, dtype=object)
+    is_event, ev, ev_line = _event_fields(path, s)
     # the summary starts at the first block header after the events
     first_block = next((i for i, ln in enumerate(lines) if _BLOCK.match(ln)), None)
     blocks, events, thru, skips = (_summary_blocks(lines, first_block) if first_block is not None
@@ -186,60 +252,18 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     ev = ev[known]
     act_letter = act_letter[known]
     code = np.vectorize(_LETTER.get, otypes=[np.int64])(act_letter) if len(ev) else np.zeros(0, np.int64)
-    rwbs = ev["rwbs"].to_numpy(dtype=object)
-    cat = _categories(rwbs) if len(ev) else np.zeros(0, np.int64)
-    rest = ev["rest"].fillna("")
-    pc = rest.str.match(r"^(?:\d+ )?\(").to_numpy(dtype=bool)  # passthrough: byte count and "(cdb ..)"
-    cat = cat | np.where(pc, bt.TC_PC, 0)
-    sect = rest.str.extract(_SECT)
-    if (long := (sect["sector"].str.len() > 18).fillna(False).to_numpy(bool)
-            | (sect["nsect"].str.len() > 18).fillna(False).to_numpy(bool)).any():
-        raise IngestError(path, "expected a blkparse event line: a sector or sector count of more than 18 digits",
-                          line=int(np.flatnonzero(is_event)[known][np.flatnonzero(long)[0]]) + 1)
-    sector = pd.to_numeric(sect["sector"]).fillna(0).to_numpy(np.int64)
-    nsect = pd.to_numeric(sect["nsect"]).fillna(0).to_numpy(np.int64)
-    t = ev["sec"].astype(np.int64).to_numpy() * 1_000_000_000 + ev["nsec"].astype(np.int64).to_numpy()
-    err = np.zeros(len(ev), np.int64)
-    is_c = code == bt.TA_C
-    if is_c.any():
-        e = rest[is_c].str.extract(r"\[(-?\d+)\]\s*$")[0]
-        if (huge := (e.str.lstrip("-").str.len() > 9).fillna(False).to_numpy(bool)).any():  # an errno, not this
-            at = np.flatnonzero(is_c)[np.flatnonzero(huge)[0]]
-            raise IngestError(path, "expected a blkparse completion's [error] to be an errno (at most 9 digits)",
-                              line=int(np.flatnonzero(is_event)[known][at]) + 1)
-        err[is_c] = pd.to_numeric(e).fillna(0).abs().to_numpy(np.int64)
-    dev = ev["maj"].astype(np.int64).to_numpy() << 20 | ev["min"].astype(np.int64).to_numpy()
-    o = np.argsort(t, kind="stable")
-    t0 = int(t[o[0]]) if len(t) else 0
-    tr = bt.Trace(time=t[o] - t0, sector=sector[o], nbytes=nsect[o] * 512, action=(cat[o] << 16) | code[o],
-                  pid=ev["pid"].astype(np.int64).to_numpy()[o], device=dev[o], error=err[o], t0_ns=t0, comm={},
-                  order="text", records=len(t), span_ns=int(t[o[-1]]) - t0 if len(t) else 0)
+    tr, pc = _trace(path, ev, code, ev_line[known])
     requests, bios, notes = bt.io_tables(tr)
     rows = _tool_rows(blocks, events, thru, skips)
-    ours = []
-    cross: dict[str, Any] = {}
-    tool = {(r[0], r[1], r[2]): r[3] for r in rows}
-    for d in np.unique(dev):
-        name = bt.dev_name(int(d))
-        for ddir in ("read", "write"):
-            r = requests[(requests["dev"] == d) & (requests["ddir"] == ddir)]
-            b = bios[(bios["dev"] == d) & (bios["ddir"] == ddir)]
-            for m in ("q2c", "d2c", "q2d"):
-                v = b[f"{m}_ns"].to_numpy()
-                v = v[np.isfinite(v)]
-                if len(v):
-                    ours.append((name, ddir, f"{m}_mean", float(v.mean()), "ns"))
-            for metric, mine in (("completed", len(r)), ("queued", len(b))):
-                if (name, ddir, metric) in tool:
-                    cross[f"{name} {ddir} {metric}"] = {"tool": int(tool[(name, ddir, metric)]), "events": mine,
-                                                        "ok": int(tool[(name, ddir, metric)]) == mine}
+    ours, cross = _crosscheck(requests, bios, tr.device, rows)
     if len(ev) and not blocks:
         incomplete.append("no summary block (blkparse interrupted, or output cut)")
     elif blocks and not events:
         incomplete.append("the summary has no closing 'Events (maj,min): N entries' line (output cut)")
     partial = bool(incomplete)
     meta: dict[str, Any] = {"tool_version": "blkparse (blktrace 1.x) default format", "events": int(len(ev)),
-                            "skipped_lines": skipped, "pc_events": int(pc.sum()), "t0_ns": t0, "crosscheck": cross, **notes}
+                            "skipped_lines": skipped, "pc_events": int(pc.sum()), "t0_ns": tr.t0_ns, "crosscheck": cross,
+                            **notes}
     if partial:
         meta["incomplete"] = incomplete
     return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(path.name, rows + ours),

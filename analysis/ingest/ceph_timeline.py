@@ -431,6 +431,73 @@ def _at_or_before(tt: np.ndarray, t: float, fallback_after: bool = False) -> int
     return _first(tt > t) if fallback_after else None
 
 
+def _first_marks(doc_marks: list[tuple]) -> tuple[dict[str, float], dict[str, str], int]:
+    """Marks by name (unix s) and the pool each names, the first line of each name counting; and the
+    number of later duplicates ignored."""
+    marks: dict[str, float] = {}
+    mark_pools: dict[str, str] = {}
+    dup_marks = 0
+    for name, t, pool in doc_marks:
+        if name in marks:
+            dup_marks += 1
+            continue
+        marks[name] = t
+        if pool is not None:
+            mark_pools[name] = pool
+    return marks, mark_pools, dup_marks
+
+
+def _time_zero(doc: dict[str, Any], marks: dict[str, float], started: float | None) -> tuple[float, str]:
+    """The timeline's time base (unix s) and where it came from: the ``fio_start`` mark, else the
+    header's ``started_unix``, else the earliest sample or mark line."""
+    if "fio_start" in marks:
+        return marks["fio_start"], "fio_start"
+    if started is not None:
+        return started, "started_unix"
+    first = [s[0] for s in doc["samples"]] + [m[1] for m in doc["marks"]]
+    return (min(first), "first_line") if first else (0.0, "none")
+
+
+def _add_scrub_progress(tab: _Pgs, scrub_pool: str | None, t_req: float | None) -> None:
+    """Per PG row, ``objects_scrubbed``/``bytes_scrubbed`` of the pool named by ``deep_scrub_requested``:
+    the row's num_objects/num_bytes once its ``last_deep_scrub_stamp`` ≥ the request (unix s), else 0."""
+    if t_req is not None and scrub_pool is not None and "last_deep_scrub_stamp" in tab.cols:
+        done = tab.rows_of(scrub_pool) & (tab.cols["last_deep_scrub_stamp"] >= t_req)
+        for field, metric in (("num_objects", "objects_scrubbed"), ("num_bytes", "bytes_scrubbed")):
+            if field in tab.cols:
+                v = tab.cols[field]
+                tab.cols[metric] = np.where(done & ~np.isnan(v), v, 0.0)
+
+
+def _operations(tab: _Pgs, per_pool: _PerPool, ts: np.ndarray, ev: _Events, marks: dict[str, float],
+                mark_pools: dict[str, str], t0: float, meta: dict[str, Any],
+                incomplete: list[str]) -> list[tuple[str, str, str, float, str]]:
+    """Summary rows of the background operations the marks announce (scrub, snaptrim, recovery) and
+    their start marks in ``t_s`` (s since ``t0``, unix s); unmeasurable ones noted in ``incomplete``."""
+    rows: list[tuple[str, str, str, float, str]] = []
+    scrub_pool = mark_pools.get("deep_scrub_requested")
+    t_req = marks.get("deep_scrub_requested")
+    if t_req is not None:
+        if scrub_pool is None:
+            incomplete.append("deep_scrub_requested names no pool: scrub not measured")
+        else:
+            rows += _scrub(tab, per_pool, ts, ev, scrub_pool, t_req, meta, incomplete)
+    if "snap_removed" in marks:
+        snap_pool = mark_pools.get("snap_removed")
+        if snap_pool is None:
+            incomplete.append("snap_removed names no pool: snaptrim not measured")
+        else:
+            rows += _snaptrim(per_pool, ts, snap_pool, marks["snap_removed"], incomplete)
+    if "recovery_enabled" in marks:
+        rows += _recovery(tab, ts, marks["recovery_enabled"], incomplete)
+    for mark, metric, job in (("deep_scrub_requested", "scrub_start", scrub_pool),
+                              ("snap_removed", "snaptrim_start", mark_pools.get("snap_removed")),
+                              ("recovery_enabled", "recovery_start", "")):
+        if mark in marks:
+            rows.append((job or "", "", metric, marks[mark] - t0, "s"))
+    return rows
+
+
 def parse(path: Path, data: bytes) -> Parsed:
     source = str(path)
     doc = _load(path, data)
@@ -441,24 +508,9 @@ def parse(path: Path, data: bytes) -> Parsed:
     mv = _VERSION.search(ceph_version)
     incomplete: list[str] = []
 
-    marks: dict[str, float] = {}
-    mark_pools: dict[str, str] = {}
-    dup_marks = 0
-    for name, t, pool in doc["marks"]:
-        if name in marks:
-            dup_marks += 1
-            continue
-        marks[name] = t
-        if pool is not None:
-            mark_pools[name] = pool
+    marks, mark_pools, dup_marks = _first_marks(doc["marks"])
     started = _number(hdr.get("started_unix"))
-    if "fio_start" in marks:
-        t0, t0_from = marks["fio_start"], "fio_start"
-    elif started is not None:
-        t0, t0_from = started, "started_unix"
-    else:
-        first = [s[0] for s in doc["samples"]] + [m[1] for m in doc["marks"]]
-        t0, t0_from = (min(first), "first_line") if first else (0.0, "none")
+    t0, t0_from = _time_zero(doc, marks, started)
 
     tab, ts = _pg_table(path, fields, pools, doc["samples"])
     meta: dict[str, Any] = {
@@ -487,38 +539,11 @@ def parse(path: Path, data: bytes) -> Parsed:
                  [pools.get(e[2].partition(".")[0], e[2].partition(".")[0]) for e in evl])
     meta["event_counts"] = dict(Counter(ev.event).most_common())
 
-    # scrub progress of the requested pool, per PG row
     scrub_pool = mark_pools.get("deep_scrub_requested")
-    t_req = marks.get("deep_scrub_requested")
-    if t_req is not None and scrub_pool is not None and "last_deep_scrub_stamp" in tab.cols:
-        done = tab.rows_of(scrub_pool) & (tab.cols["last_deep_scrub_stamp"] >= t_req)
-        for field, metric in (("num_objects", "objects_scrubbed"), ("num_bytes", "bytes_scrubbed")):
-            if field in tab.cols:
-                v = tab.cols[field]
-                tab.cols[metric] = np.where(done & ~np.isnan(v), v, 0.0)
-
+    _add_scrub_progress(tab, scrub_pool, marks.get("deep_scrub_requested"))
     per_pool = _per_pool(tab, [c for c in tab.cols if c not in _STAMPS], len(ts))
     series = _series(source, per_pool, ts - t0, scrub_pool)
-
-    rows: list[tuple[str, str, str, float, str]] = []
-    if t_req is not None:
-        if scrub_pool is None:
-            incomplete.append("deep_scrub_requested names no pool: scrub not measured")
-        else:
-            rows += _scrub(tab, per_pool, ts, ev, scrub_pool, t_req, meta, incomplete)
-    if "snap_removed" in marks:
-        snap_pool = mark_pools.get("snap_removed")
-        if snap_pool is None:
-            incomplete.append("snap_removed names no pool: snaptrim not measured")
-        else:
-            rows += _snaptrim(per_pool, ts, snap_pool, marks["snap_removed"], incomplete)
-    if "recovery_enabled" in marks:
-        rows += _recovery(tab, ts, marks["recovery_enabled"], incomplete)
-    for mark, metric, job in (("deep_scrub_requested", "scrub_start", scrub_pool),
-                              ("snap_removed", "snaptrim_start", mark_pools.get("snap_removed")),
-                              ("recovery_enabled", "recovery_start", "")):
-        if mark in marks:
-            rows.append((job or "", "", metric, marks[mark] - t0, "s"))
+    rows = _operations(tab, per_pool, ts, ev, marks, mark_pools, t0, meta, incomplete)
     meta["incomplete"] = incomplete
     return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, rows),
                   series=series, partial=bool(incomplete))

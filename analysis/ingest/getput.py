@@ -48,6 +48,7 @@ output.gwN`` gives ``meta["cbt"]`` (those keys and the gateway), checked against
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -281,6 +282,102 @@ def _split_run(rows: list[dict[str, Any]], i: int, j: int, last: bool):
     return best[0][1], best[0][2]
 
 
+@dataclass
+class _Lines:
+    """What a getput output's lines hold, in file order: ``rows`` (result lines' fields as strings, with
+    their header ``segment`` and ``--ldist`` layout), ``ppp`` (``PutsPerProc``: line, counts, result rows
+    before it), ``headers`` (printed or inferred layouts), ``skipped`` lines, ``errors_printed`` (getput's
+    own error lines) and ``empty_headers`` (headers with no result line under them)."""
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    ppp: list[tuple[int, list[int], int]] = field(default_factory=list)
+    headers: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    errors_printed: int = 0
+    empty_headers: int = 0
+    segment: int = 0
+    layout: dict[str, Any] | None = None
+
+    def segment_empty(self) -> bool:
+        """A header was printed and no result line followed it (yet)."""
+        return bool(self.headers) and not any(r["segment"] == self.segment for r in self.rows)
+
+
+def _puts_per_proc(body: str, path: Path, no: int, cut_here: bool) -> list[int] | None:
+    """The per-process counts of a ``PutsPerProc:`` line; None for a damaged line cut at the end of the file."""
+    if not re.fullmatch(r"\d{1,15}(?::\d{1,15})*", body):
+        if cut_here:
+            return None
+        raise _err(path, f"PutsPerProc: expected counts separated by ':', got {body[:40]!r}", no)
+    return [int(x) for x in body.split(":")]
+
+
+def _result_line(tokens: list[str], lay: dict[str, Any], segment: int, path: Path, no: int, cut_here: bool,
+                 meta: dict[str, Any]) -> dict[str, Any] | None:
+    """A result line's fields (:func:`_row`) with its header segment and ``--ldist`` layout; None (and
+    ``meta["cut_line"]``) for a line that does not fit ``lay`` but is the cut last line of the file."""
+    try:
+        r = _row(tokens, lay, path, no)
+    except IngestError:
+        if cut_here:
+            meta["cut_line"] = no
+            return None
+        raise
+    if r is None:
+        if cut_here:
+            meta["cut_line"] = no
+            return None
+        want = len(_fields(lay))
+        raise _err(path, f"getput result line: expected {want} fields "
+                         f"({' '.join(n for n, _ in _fields(lay))}), got {len(tokens)}", no)
+    r["segment"] = segment
+    r["ldist"] = lay["ldist"] if lay["nldist"] else None
+    r["nldist"] = lay["nldist"]
+    return r
+
+
+def _read_lines(lines: list[str], cut: bool, path: Path, meta: dict[str, Any]) -> _Lines:
+    """Sort every line: header, ``PutsPerProc``, ``--echo`` command line, result line, or skipped."""
+    got = _Lines()
+    for no, raw in enumerate(lines, start=1):
+        ln = raw.rstrip("\r")
+        s = ln.strip()
+        cut_here = cut and no == len(lines)
+        if not s:
+            continue
+        if RE_HEADER.match(ln):
+            if got.segment_empty():
+                got.empty_headers += 1
+            got.layout = _layout(s.split(), path, no)
+            got.segment += 1
+            got.headers.append({"line": no, **{k: got.layout[k] for k in ("rank", "ldist", "utc")}})
+            continue
+        m = RE_PPP.match(s)
+        if m:
+            counts = _puts_per_proc(m.group(1), path, no, cut_here)
+            if counts is not None:
+                got.ppp.append((no, counts, len(got.rows)))
+            continue
+        if s.startswith("#") and not got.headers and not got.rows:
+            meta.setdefault("echo", s.lstrip("# ").strip())
+            continue
+        if RE_STARTS.match(ln):
+            tokens = s.split()
+            if got.layout is None:  # --nohead: the first result line fixes the layout of the lines after it
+                got.layout = _infer_layout(tokens)
+                got.headers.append({"line": None, "inferred_from_line": no,
+                                    **{k: got.layout[k] for k in ("rank", "ldist", "utc")}})
+            r = _result_line(tokens, got.layout, got.segment, path, no, cut_here, meta)
+            if r is not None:
+                got.rows.append(r)
+            continue
+        if s.startswith("Error --") or "Unexpected Error" in s or "try -d128 for more clues" in s:
+            got.errors_printed += 1
+        got.skipped.append(s)
+    if got.segment_empty():
+        got.empty_headers += 1
+    return got
+
+
 def parse(path: str | Path, data: bytes | None) -> Parsed:
     """Read one getput output (module docstring); raises ``IngestError`` naming ``file:line``."""
     path = Path(path)
@@ -293,128 +390,53 @@ def parse(path: str | Path, data: bytes | None) -> Parsed:
         lines = lines[:-1]
     meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format_source": f"getput {FORMAT_COMMIT}",
                             "units": "MB/Sec is MiB/s (bytes / elapsed / 1024 / 1024); latencies printed in s"}
-    layout: dict[str, Any] | None = None
-    segment = 0
-    rows: list[dict[str, Any]] = []
-    ppp: list[tuple[int, list[int], int]] = []  # (line, counts, number of result rows before it)
-    skipped: list[str] = []
-    headers: list[dict[str, Any]] = []
-    errors_printed = 0
-    empty_headers = 0
-    for no, raw in enumerate(lines, start=1):
-        ln = raw.rstrip("\r")
-        s = ln.strip()
-        is_last = no == len(lines)
-        if not s:
-            continue
-        if RE_HEADER.match(ln):
-            if headers and not any(r["segment"] == segment for r in rows):
-                empty_headers += 1
-            layout = _layout(s.split(), path, no)
-            segment += 1
-            headers.append({"line": no, **{k: layout[k] for k in ("rank", "ldist", "utc")}})
-            continue
-        m = RE_PPP.match(s)
-        if m:
-            body = m.group(1)
-            if not re.fullmatch(r"\d{1,15}(?::\d{1,15})*", body):
-                if cut and is_last:
-                    continue
-                raise _err(path, f"PutsPerProc: expected counts separated by ':', got {body[:40]!r}", no)
-            ppp.append((no, [int(x) for x in body.split(":")], len(rows)))
-            continue
-        if s.startswith("#") and not headers and not rows:
-            meta.setdefault("echo", s.lstrip("# ").strip())
-            continue
-        if RE_STARTS.match(ln):
-            tokens = s.split()
-            if layout is None:  # --nohead: the first result line fixes the layout of the lines after it
-                layout = _infer_layout(tokens)
-                headers.append({"line": None, "inferred_from_line": no,
-                                **{k: layout[k] for k in ("rank", "ldist", "utc")}})
-            lay = layout
-            try:
-                r = _row(tokens, lay, path, no)
-            except IngestError:
-                if cut and is_last:
-                    meta["cut_line"] = no
-                    continue
-                raise
-            if r is None:
-                if cut and is_last:
-                    meta["cut_line"] = no
-                    continue
-                want = len(_fields(lay))
-                raise _err(path, f"getput result line: expected {want} fields "
-                                 f"({' '.join(n for n, _ in _fields(lay))}), got {len(tokens)}", no)
-            r["segment"] = segment
-            r["ldist"] = lay["ldist"] if lay["nldist"] else None
-            r["nldist"] = lay["nldist"]
-            rows.append(r)
-            continue
-        if s.startswith("Error --") or "Unexpected Error" in s or "try -d128 for more clues" in s:
-            errors_printed += 1
-        skipped.append(s)
-    if headers and not any(r["segment"] == segment for r in rows):
-        empty_headers += 1
+    got = _read_lines(lines, cut, path, meta)
+    rows = got.rows
     groups, left = _group(rows, path)
     partial_why = []
     if cut:
         partial_why.append("the last line has no newline (file cut)")
     if left:
         partial_why.append(f"{len(left)} --psum line(s) at the end without their total")
-    if empty_headers:
-        partial_why.append(f"{empty_headers} header(s) without result lines")
-    if errors_printed:
+    if got.empty_headers:
+        partial_why.append(f"{got.empty_headers} header(s) without result lines")
+    if got.errors_printed:
         partial_why.append("getput printed an error (a test stopped or was not reported)")
-    summary, checks = _tidy(rows, groups, ppp, path, meta)
-    meta.update({"headers": headers, "result_lines": len(rows), "tests": len(groups),
-                 "psum": any(g[0] for g in groups), "skipped_lines": len(skipped),
-                 "skipped_sample": skipped[:5], "errors_printed": errors_printed, "checks": checks,
+    summary, checks = _tidy(rows, groups, got.ppp, path, meta)
+    meta.update({"headers": got.headers, "result_lines": len(rows), "tests": len(groups),
+                 "psum": any(g[0] for g in groups), "skipped_lines": len(got.skipped),
+                 "skipped_sample": got.skipped[:5], "errors_printed": got.errors_printed, "checks": checks,
                  "ranks": sorted({r["rank"] for r in rows if "rank" in r})})
     if partial_why:
         meta["partial_reason"] = "; ".join(partial_why)
     return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary, partial=bool(partial_why))
 
 
-def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: list, path: Path,
-          meta: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Cross-check the rows (vectorised over lines) and build the tidy summary."""
-    source = str(path)
-    if not rows:
-        return summary_frame(source, []), {}
-    df = pd.DataFrame(rows)
-    n = len(df)
-    role = np.full(n, -1)  # index of the group's total for psum rows; own index for totals
-    for ps, t in groups:
-        role[t] = t
-        role[ps] = t
-    # --- numbers
-    num = {c: pd.to_numeric(df[c]).to_numpy(np.float64)
-           for c in ("clts", "proc", "mbps", "ops", "iops", "errs", "lat", "median", "min", "max", "cpu", "ret")}
-    size = df["osize"].map(size_from_kmg).to_numpy(np.float64)
-    suffixed = df["osize"].str.contains(r"[kmgKMG]$", regex=True).to_numpy()
-    unit = df["osize"].str[-1].str.lower().map(_SIZE_UNIT).fillna(1).to_numpy(np.float64)
-    cbt = _cbt_keys(path)
-    checks: dict[str, Any] = {}
-    exact = ~suffixed.copy()
-    if cbt is not None:
-        meta["cbt"] = cbt
-        same = df["osize"].to_numpy() == size_to_kmg(cbt["op_size"])
-        putdel = ~df["test"].str.match(r"get|g\d").to_numpy()
-        if (putdel & ~same).any():
-            k = int(np.flatnonzero(putdel & ~same)[0])
-            checks["cbt_op_size"] = (f"line {rows[k]['line']}: OSize {rows[k]['osize']} is not the path's op_size "
-                                     f"{cbt['op_size']} ({size_to_kmg(cbt['op_size'])})")
-        else:
-            checks["cbt_op_size"] = "ok"
-        size = np.where(same, float(cbt["op_size"]), size)
-        exact |= same
-        tot_procs = {int(num["proc"][t]) for ps, t in groups if not _MIXED_PART.fullmatch(rows[t]["test"])}
-        checks["cbt_procs"] = "ok" if tot_procs <= {cbt["procs"]} else \
-            f"totals name {sorted(tot_procs)} processes, the path procs-{cbt['procs']:08d}"
+def _check_cbt(cbt: dict[str, Any], df: pd.DataFrame, rows: list[dict[str, Any]], num: dict[str, np.ndarray],
+               groups: list[tuple[list[int], int]], checks: dict[str, Any]) -> np.ndarray:
+    """The lines against the CBT path's op_size (puts and deletes) and procs (totals), noted in ``checks``;
+    returns which lines print the path's op_size (their size in B is then exact)."""
+    same = df["osize"].to_numpy() == size_to_kmg(cbt["op_size"])
+    putdel = ~df["test"].str.match(r"get|g\d").to_numpy()
+    if (putdel & ~same).any():
+        k = int(np.flatnonzero(putdel & ~same)[0])
+        checks["cbt_op_size"] = (f"line {rows[k]['line']}: OSize {rows[k]['osize']} is not the path's op_size "
+                                 f"{cbt['op_size']} ({size_to_kmg(cbt['op_size'])})")
+    else:
+        checks["cbt_op_size"] = "ok"
+    tot_procs = {int(num["proc"][t]) for ps, t in groups if not _MIXED_PART.fullmatch(rows[t]["test"])}
+    checks["cbt_procs"] = "ok" if tot_procs <= {cbt["procs"]} else \
+        f"totals name {sorted(tot_procs)} processes, the path procs-{cbt['procs']:08d}"
+    return same
+
+
+def _check_rates(path: Path, df: pd.DataFrame, rows: list[dict[str, Any]], num: dict[str, np.ndarray],
+                 size: np.ndarray, suffixed: np.ndarray, unit: np.ndarray, exact: np.ndarray,
+                 checks: dict[str, Any], meta: dict[str, Any]) -> None:
+    """MB/Sec = Ops/Sec × OSize (``size``, B) / 2**20 within print rounding, or a k/m/g OSize (``unit``: its
+    multiplier, B) that cvt2KMG printed truncated (``meta["osize_exact"]`` False, ``checks["osize_truncated"]``);
+    raises on any other line."""
     meta["osize_exact"] = True
-    # MB/Sec = Ops/Sec × OSize / 2**20, within print rounding
     hm, hi_ = _half_unit(df["mbps"]), _half_unit(df["iops"])
     tol = hm + hi_ * size / MIB + 1e-9
     bad = np.abs(num["mbps"] - num["iops"] * size / MIB) > tol
@@ -438,7 +460,10 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
                          f"allows ±{tol[k]:.4f}): expected getput's rate = ops × size / elapsed / 2**20",
                    int(df["line"].iloc[k]))
     checks["mbps_vs_iops_x_osize_max_abs_diff"] = float(np.max(np.abs(num["mbps"] - num["iops"] * size / MIB)))
-    # latency order: min ≤ median, mean ≤ max (rounded: min/max 2 decimals, mean/median 3)
+
+
+def _check_latency_order(path: Path, df: pd.DataFrame, num: dict[str, np.ndarray]) -> None:
+    """min ≤ median, mean ≤ max on lines with ops, within print rounding (min/max 2 decimals, mean/median 3)."""
     slack = _half_unit(df["min"]) + 0.0005 + 1e-9
     for c in ("median", "lat"):
         wrong = (num["ops"] > 0) & ((num[c] < num["min"] - slack) | (num[c] > num["max"] + slack))
@@ -447,8 +472,11 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
             raise _err(path, f"{'Median' if c == 'median' else 'Latency'} {df[c].iloc[k]} s outside LatRange "
                              f"{df['min'].iloc[k]}-{df['max'].iloc[k]}: expected min ≤ it ≤ max",
                        int(df["line"].iloc[k]))
-    # --ldist buckets add up to Ops (latcalc counts every op once)
-    nb = df["nldist"].to_numpy()
+
+
+def _check_ldist(path: Path, df: pd.DataFrame, rows: list[dict[str, Any]], num: dict[str, np.ndarray],
+                 nb: np.ndarray, checks: dict[str, Any]) -> None:
+    """The ``--ldist`` buckets of each line with them (``nb`` > 0) add up to its Ops (latcalc counts every op once)."""
     if (nb > 0).any():
         bins = df.loc[nb > 0, [f"b{i}" for i in range(11)]].astype(np.int64).to_numpy()
         sums = bins.sum(axis=1)
@@ -458,7 +486,11 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
             raise _err(path, f"--ldist buckets add up to {int(sums[np.flatnonzero(wrong)[0]])}, Ops is "
                              f"{rows[k]['ops']}: expected one bucket per op (latcalc)", rows[k]["line"])
         checks["ldist_sum_eq_ops"] = "ok"
-    # totals against their --psum lines
+
+
+def _check_psum(path: Path, df: pd.DataFrame, rows: list[dict[str, Any]], num: dict[str, np.ndarray],
+                nb: np.ndarray, groups: list[tuple[list[int], int]], checks: dict[str, Any]) -> None:
+    """Each total against its ``--psum`` lines: Errs and buckets exactly, MB/Sec and Ops/Sec within rounding."""
     for ps, t in groups:
         if not ps:
             continue
@@ -473,11 +505,14 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
             raise _err(path, "total --ldist buckets are not the sum of its --psum lines", rows[t]["line"])
     if any(g[0] for g in groups):
         checks["psum_sums"] = "ok"
-    # --- labels: job per total (name#k when it recurs), <job>/proc<i> per process
+
+
+def _jobs(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], role: np.ndarray) -> list[str]:
+    """Job label per line: the test name per total (``name#k`` when it recurs), ``<job>/proc<i>`` per process."""
     names = [rows[t]["test"] for _, t in groups]
     count = pd.Series(names).value_counts()
     seen: dict[str, int] = {}
-    job = [""] * n
+    job = [""] * len(rows)
     for (ps, t), name in zip(groups, names):
         k = seen.get(name, 0)
         seen[name] = k + 1
@@ -487,15 +522,25 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
     keep = role >= 0  # trailing psum lines of a cut run: no total, but their own numbers stand
     for k in np.flatnonzero(~keep):
         job[k] = f"{rows[k]['test']}/proc{rows[k]['proc']}"
-    test = df["test"]
+    return job
+
+
+def _ddirs(test: pd.Series, proc: np.ndarray, is_total: np.ndarray) -> np.ndarray:
+    """``write`` for puts, ``read`` for gets, ``''`` otherwise; a mixed test's process by its number ``proc``."""
     ddir = np.where(test.str.fullmatch(_WRITE.pattern), "write", np.where(test.str.fullmatch(_READ.pattern), "read", ""))
     mixed = test.str.fullmatch(r"p\d+g\d+").to_numpy()
-    is_total = role == np.arange(n)
     sel = mixed & ~is_total
     if sel.any():  # a mixed test's process: put when instance % (p+g) < p (getput main loop)
         pg = test[sel].str.extract(r"p(\d+)g(\d+)").astype(np.int64).to_numpy()
-        is_put = num["proc"][sel].astype(np.int64) % (pg[:, 0] + pg[:, 1]) < pg[:, 0]
+        is_put = proc[sel].astype(np.int64) % (pg[:, 0] + pg[:, 1]) < pg[:, 0]
         ddir[sel] = np.where(is_put, "write", "read")
+    return ddir
+
+
+def _metric_columns(df: pd.DataFrame, num: dict[str, np.ndarray], size: np.ndarray, job: list[str],
+                    ddir: np.ndarray, is_total: np.ndarray) -> tuple[pd.DataFrame, dict[str, str]]:
+    """One column per summary metric in canonical units (one row per line), and each metric's unit."""
+    test = df["test"]
     span = (_seconds_of_day(df["end"]) - _seconds_of_day(df["start"])) % 86400
     wide = pd.DataFrame({
         "job": job, "ddir": ddir,
@@ -509,7 +554,13 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
     units = {"bw": "B/s", "iops": "1/s", "ops_total": "count", "errors": "count", "retries": "count",
              "lat_mean": "ns", "lat_median": "ns", "lat_min": "ns", "lat_max": "ns", "client_cpu": "ratio",
              "op_size": "B", "procs": "count", "clients": "count", "span": "s"}
-    # --ldist buckets, named by their lower bound in ns (from the header; unnamed without one)
+    return wide, units
+
+
+def _add_ldist_bins(wide: pd.DataFrame, units: dict[str, str], rows: list[dict[str, Any]], df: pd.DataFrame,
+                    nb: np.ndarray, meta: dict[str, Any]) -> None:
+    """``--ldist`` bucket counts as ``lat_bin_<lower bound in ns>`` columns (bounds from the header; buckets
+    printed without one are not emitted)."""
     bounds = {tuple(r["ldist"]) for r in rows if r["ldist"]}
     if (nb > 0).any():
         have = np.array([r["ldist"] is not None for r in rows])
@@ -522,8 +573,12 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
                 wide.loc[sel, name] = df.loc[sel, f"b{i}"].astype(np.float64)
                 units[name] = "count"
         meta["ldist_bounds_s"] = [list(b) for b in sorted(bounds)]
-    long = wide.melt(id_vars=["job", "ddir"], var_name="metric", value_name="value").dropna(subset=["value"])
-    # PutsPerProc: one count per process of the put total printed just before it
+
+
+def _puts_per_proc_rows(path: Path, ppp: list, groups: list[tuple[list[int], int]], rows: list[dict[str, Any]],
+                        num: dict[str, np.ndarray], test: pd.Series, job: list[str], ddir: np.ndarray) -> list[tuple]:
+    """``puts_per_proc`` rows (count): one per process of the put total printed just before each ``PutsPerProc``
+    line, whose counts must be one per process and (put tests) add up to its Ops."""
     extra = []
     for line, counts, before in ppp:
         prev = [t for _, t in groups if t < before]
@@ -539,6 +594,46 @@ def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: 
                                     f"{rows[t]['ops']} (line {rows[t]['line']})", line=line)
         extra += [(f"{job[t]}/proc{i}", ddir[t] or "write", "puts_per_proc", float(c), "count")
                   for i, c in enumerate(counts)]
+    return extra
+
+
+def _tidy(rows: list[dict[str, Any]], groups: list[tuple[list[int], int]], ppp: list, path: Path,
+          meta: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Cross-check the rows (vectorised over lines) and build the tidy summary."""
+    source = str(path)
+    if not rows:
+        return summary_frame(source, []), {}
+    df = pd.DataFrame(rows)
+    n = len(df)
+    role = np.full(n, -1)  # index of the group's total for psum rows; own index for totals
+    for ps, t in groups:
+        role[t] = t
+        role[ps] = t
+    num = {c: pd.to_numeric(df[c]).to_numpy(np.float64)
+           for c in ("clts", "proc", "mbps", "ops", "iops", "errs", "lat", "median", "min", "max", "cpu", "ret")}
+    size = df["osize"].map(size_from_kmg).to_numpy(np.float64)
+    suffixed = df["osize"].str.contains(r"[kmgKMG]$", regex=True).to_numpy()
+    unit = df["osize"].str[-1].str.lower().map(_SIZE_UNIT).fillna(1).to_numpy(np.float64)
+    cbt = _cbt_keys(path)
+    checks: dict[str, Any] = {}
+    exact = ~suffixed.copy()
+    if cbt is not None:
+        meta["cbt"] = cbt
+        same = _check_cbt(cbt, df, rows, num, groups, checks)
+        size = np.where(same, float(cbt["op_size"]), size)
+        exact |= same
+    _check_rates(path, df, rows, num, size, suffixed, unit, exact, checks, meta)
+    _check_latency_order(path, df, num)
+    nb = df["nldist"].to_numpy()
+    _check_ldist(path, df, rows, num, nb, checks)
+    _check_psum(path, df, rows, num, nb, groups, checks)
+    job = _jobs(rows, groups, role)
+    is_total = role == np.arange(n)
+    ddir = _ddirs(df["test"], num["proc"], is_total)
+    wide, units = _metric_columns(df, num, size, job, ddir, is_total)
+    _add_ldist_bins(wide, units, rows, df, nb, meta)
+    long = wide.melt(id_vars=["job", "ddir"], var_name="metric", value_name="value").dropna(subset=["value"])
+    extra = _puts_per_proc_rows(path, ppp, groups, rows, num, df["test"], job, ddir)
     long = long.sort_values(["job"], kind="stable", key=lambda s: s.map({j: i for i, j in enumerate(dict.fromkeys(job))}))
     tuples = list(zip(long["job"], long["ddir"], long["metric"], long["value"].astype(float),
                       long["metric"].map(units)))

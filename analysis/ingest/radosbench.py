@@ -84,7 +84,7 @@ import json
 import math
 import mmap
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -437,64 +437,166 @@ def _find_header(data: bytes) -> tuple[int, re.Match | None]:
     return -1, None
 
 
-def _parse_text(path: Path, data: bytes) -> Parsed:
-    buf = np.frombuffer(data, np.uint8)
-    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "text"}
+def _header_layout(hm: re.Match | None) -> tuple[int, np.ndarray, bytes, bool, dict[str, Any] | None]:
+    """From the first column header: the ``--show-time`` prefix width ``P`` (bytes, 0 without), the field
+    end columns after it, the header's bytes after it, whether its latency labels end in ``(s)``, and
+    ``meta["header_variant"]`` (None and empty without a header)."""
+    if hm is None:
+        return 0, np.zeros(0, np.int64), b"", False, None
+    ptrim = hm.group("prefix").rstrip()
+    # --show-time: every table line starts with "<timestamp> " (P bytes), then the row
+    P = len(ptrim) + 1 if ptrim else 0
+    hline = hm.string
+    ends_abs = [hm.end(f"c{k}") for k in range(8)]
+    ends = np.array([e - P for e in ends_abs], np.int64)
+    tmpl = hline[P:].encode("latin-1")
+    s_variant = bool(hm.group("s1"))
+    header_variant = {
+        "labels": "last lat(s)  avg lat(s)" if s_variant else "last lat   avg lat",
+        "field_end_columns": [int(x) for x in ends],
+        "indent": len(hm.group("c0")) - 3 - (1 if ptrim else 0),
+        "timestamp_prefix": bool(ptrim),
+    }
+    return P, ends, tmpl, s_variant, header_variant
 
-    hpos, hm = _find_header(data)
-    if hm is not None:
-        ptrim = hm.group("prefix").rstrip()
-        # --show-time: every table line starts with "<timestamp> " (P bytes), then the row
-        P = len(ptrim) + 1 if ptrim else 0
-        hline = hm.string
-        ends_abs = [hm.end(f"c{k}") for k in range(8)]
-        ends = np.array([e - P for e in ends_abs], np.int64)
-        tmpl = hline[P:].encode("latin-1")
-        s_variant = bool(hm.group("s1"))
-        header_variant = {
-            "labels": "last lat(s)  avg lat(s)" if s_variant else "last lat   avg lat",
-            "field_end_columns": [int(x) for x in ends],
-            "indent": len(hm.group("c0")) - 3 - (1 if ptrim else 0),
-            "timestamp_prefix": bool(ptrim),
-        }
-    else:
-        P = 0
-        ends = np.zeros(0, np.int64)
-        tmpl = b""
-        s_variant = False
-        header_variant = None
 
-    ml_first = data.find(b"min lat: ")
-    ml_off = -1
-    if ml_first >= 0:
-        ml_off = ml_first - (data.rfind(b"\n", 0, ml_first) + 1)
+@dataclass
+class _TextLines:
+    """What the lines other than the scanned table rows hold (``ln``: 0-based line numbers).
 
-    # the header's layout; rows of the '(s)' era are always space-separated
-    res = _scan(data, buf, P, tmpl, ml_off, int(ends[0]) if len(ends) else 0)
-    rows, rowline, rowpos = res["rows"], res["rowline"], res["rowpos"]
-    dropped_rows: list[int] = []
-    hdr_lines = res["hdr"].tolist()
-    ml_count = len(res["ml"])
-    nlines = res["lines"]
-
-    # ----------------------------------------------------------------------- non-table lines
-    summary: dict[str, tuple[Decimal, str, int]] = {}
+    ``summary``: metric → (printed value, label, ln); ``summary_start``: ln of ``Total time run:``;
+    ``summary_labels_s``: the summary's latency labels end in ``(s)``; ``iops_no_colon``: ``Average IOPS``
+    without colon; ``banner``: (ln, match) of the write banner; ``extra_rows``: (ln, values) of rows only
+    the exact parser recognised; ``extra_hdr``: ln of headers the scan did not match; ``dropped_rows``:
+    columns of the scan's rows that were no rows; ``skipped``: 1-based numbers of unrecognised lines;
+    ``ml_count``/``last_minlat``: periodic ``min lat`` lines (count, last (ln, match))."""
+    summary: dict[str, tuple[Decimal, str, int]] = field(default_factory=dict)
     summary_start: int | None = None
     summary_labels_s: bool | None = None
-    iops_no_colon = False
-    banner = None
-    extra_rows: list[tuple[int, list[Decimal]]] = []
-    extra_hdr: list[int] = []
-    skipped: list[int] = []
-    cleanup: dict[str, Any] = {}
-    hints = None
-    object_prefix = None
-    first_ts = None
-    last_minlat = None
-    ends_list = [int(x) for x in ends] if len(ends) else None
+    iops_no_colon: bool = False
+    banner: tuple[int, re.Match] | None = None
+    extra_rows: list[tuple[int, list[Decimal]]] = field(default_factory=list)
+    extra_hdr: list[int] = field(default_factory=list)
+    dropped_rows: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    cleanup: dict[str, Any] = field(default_factory=dict)
+    hints: int | None = None
+    object_prefix: str | None = None
+    first_ts: str | None = None
+    ml_count: int = 0
+    last_minlat: tuple[int, re.Match] | None = None
 
+
+def _summary_line(path: Path, m: re.Match, ln: int, st: _TextLines) -> None:
+    """One summary line (an ``RE_SUMMARY`` match on 0-based line ``ln``) into ``st.summary``: its value
+    must be a number (a finite one for counts and sizes), each metric printed once, in one summary."""
+    lineno = ln + 1
+    key = m.group("key")
+    if key == "Total time run":
+        if st.summary_start is not None:
+            raise _err(path, "a second summary ('Total time run:'): expected one rados "
+                             "bench run per file", lineno)
+        st.summary_start = ln
+    v = m.group("v")
+    if v is None:
+        raise _err(path, f"summary line '{key}': expected a value", lineno)
+    try:
+        d = _dec(v)
+    except ValueError:
+        raise _err(path, f"summary line '{key}': expected a number, got {v[:40]!r}",
+                   lineno) from None
+    metric, ukind = _SUMMARY_KEYS[key]
+    if ukind in ("count", "B") and not math.isfinite(float(d)):
+        raise _err(path, f"summary line '{key}': expected a finite count, got {v[:40]!r}", lineno)
+    if metric in st.summary and st.summary[metric][1] != key:
+        raise _err(path, f"summary line '{key}': both '{st.summary[metric][1]}' and '{key}' "
+                         "printed", lineno)
+    if metric in st.summary:
+        raise _err(path, f"summary line '{key}' printed twice", lineno)
+    st.summary[metric] = (d, key, ln)
+    if key == "Average IOPS" and not m.group("colon"):
+        st.iops_no_colon = True
+    if key.split()[-1] in ("Latency", "latency"):
+        st.summary_labels_s = bool(m.group("s"))
+    if m.group("ts") and st.first_ts is None:
+        st.first_ts = m.group("ts")
+
+
+def _cleanup_line(path: Path, text: str, lineno: int, cleanup: dict[str, Any]) -> bool:
+    """A line of the cleanup after a write run into ``cleanup`` (time in s); False for any other line."""
+    if RE_CLEAN_START.match(text):
+        cleanup["started"] = True
+        return True
+    m = RE_REMOVED.match(text)
+    if m:
+        cleanup["removed_objects"] = int(m.group("v"))
+        return True
+    m = RE_CLEAN_DONE.match(text)
+    if m:
+        try:
+            cleanup["cleanup_time_s"] = float(_dec(m.group("v")))
+        except ValueError:
+            raise _err(path, "'Clean up completed' line: expected a time in seconds",
+                       lineno) from None
+        return True
+    if RE_SLOW_CLEAN.match(text):
+        cleanup["slow_linear_search"] = True
+        return True
+    return False
+
+
+def _other_line(path: Path, text: str, ln: int, st: _TextLines, ends_list: list[int] | None) -> None:
+    """Sort one line that is not a scanned table row (0-based ``ln``) into ``st``: summary, periodic
+    latency, column header, banner, object prefix, hints, cleanup, a row only the exact parser reads
+    (else ``IngestError``), or skipped."""
+    lineno = ln + 1
+    m = RE_SUMMARY.match(text)
+    if m:
+        _summary_line(path, m, ln, st)
+        return
+    m = RE_MINLAT.match(text)
+    if m:
+        st.ml_count += 1
+        st.last_minlat = (ln, m)
+        return
+    if RE_HEADER.match(text):
+        st.extra_hdr.append(ln)
+        return
+    m = RE_BANNER.match(text)
+    if m:
+        if st.banner is not None:
+            raise _err(path, "a second 'Maintaining … concurrent writes' banner: expected one "
+                             "rados bench run per file", lineno)
+        st.banner = (ln, m)
+        if m.group("ts") and st.first_ts is None:
+            st.first_ts = m.group("ts")
+        return
+    m = RE_PREFIX.match(text)
+    if m:
+        st.object_prefix = m.group("v")
+        return
+    m = RE_HINTS.match(text)
+    if m:
+        st.hints = int(m.group("v"))
+        return
+    if _cleanup_line(path, text, lineno, st.cleanup):
+        return
+    if RE_ROWLIKE.match(text):
+        row, why = _slow_row(text, ends_list)
+        if row is None:
+            raise _err(path, f"bad table row: expected {why}", lineno)
+        st.extra_rows.append((ln, row))
+        return
+    if text.strip():
+        st.skipped.append(lineno)
+
+
+def _read_other_lines(path: Path, data: bytes, res: dict[str, Any], ends_list: list[int] | None) -> _TextLines:
+    """The lines :func:`_scan` left to Python, in line order: row candidates are read by the exact parser
+    into ``res["rows"]`` (in place; one that is no row after all is sorted like any other line)."""
+    st = _TextLines(ml_count=len(res["ml"]))
+    rows, rowpos = res["rows"], res["rowpos"]
     for start, end, ln, kind in res["other"].tolist():
-        lineno = ln + 1
         text = _decode(data[start:end])
         if kind == K_BADROW:
             row, why = _slow_row(text, ends_list)
@@ -502,137 +604,66 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
                 rows[:, rowpos[ln]] = _row_values(row)
                 continue
             if RE_ROWLIKE.match(text):
-                raise _err(path, f"bad table row: expected {why}", lineno)
-            dropped_rows.append(rowpos[ln])  # not a row after all: classify it below
-        m = RE_SUMMARY.match(text)
-        if m:
-            key = m.group("key")
-            if key == "Total time run":
-                if summary_start is not None:
-                    raise _err(path, "a second summary ('Total time run:'): expected one rados "
-                                     "bench run per file", lineno)
-                summary_start = ln
-            v = m.group("v")
-            if v is None:
-                raise _err(path, f"summary line '{key}': expected a value", lineno)
-            try:
-                d = _dec(v)
-            except ValueError:
-                raise _err(path, f"summary line '{key}': expected a number, got {v[:40]!r}",
-                           lineno) from None
-            metric, ukind = _SUMMARY_KEYS[key]
-            if ukind in ("count", "B") and not math.isfinite(float(d)):
-                raise _err(path, f"summary line '{key}': expected a finite count, got {v[:40]!r}", lineno)
-            if metric in summary and summary[metric][1] != key:
-                raise _err(path, f"summary line '{key}': both '{summary[metric][1]}' and '{key}' "
-                                 "printed", lineno)
-            if metric in summary:
-                raise _err(path, f"summary line '{key}' printed twice", lineno)
-            summary[metric] = (d, key, ln)
-            if key == "Average IOPS" and not m.group("colon"):
-                iops_no_colon = True
-            if key.split()[-1] in ("Latency", "latency"):
-                summary_labels_s = bool(m.group("s"))
-            if m.group("ts") and first_ts is None:
-                first_ts = m.group("ts")
-            continue
-        m = RE_MINLAT.match(text)
-        if m:
-            ml_count += 1
-            last_minlat = (ln, m)
-            continue
-        m = RE_HEADER.match(text)
-        if m:
-            extra_hdr.append(ln)
-            continue
-        m = RE_BANNER.match(text)
-        if m:
-            if banner is not None:
-                raise _err(path, "a second 'Maintaining … concurrent writes' banner: expected one "
-                                 "rados bench run per file", lineno)
-            banner = (ln, m)
-            if m.group("ts") and first_ts is None:
-                first_ts = m.group("ts")
-            continue
-        m = RE_PREFIX.match(text)
-        if m:
-            object_prefix = m.group("v")
-            continue
-        m = RE_HINTS.match(text)
-        if m:
-            hints = int(m.group("v"))
-            continue
-        if RE_CLEAN_START.match(text):
-            cleanup["started"] = True
-            continue
-        m = RE_REMOVED.match(text)
-        if m:
-            cleanup["removed_objects"] = int(m.group("v"))
-            continue
-        m = RE_CLEAN_DONE.match(text)
-        if m:
-            try:
-                cleanup["cleanup_time_s"] = float(_dec(m.group("v")))
-            except ValueError:
-                raise _err(path, "'Clean up completed' line: expected a time in seconds",
-                           lineno) from None
-            continue
-        if RE_SLOW_CLEAN.match(text):
-            cleanup["slow_linear_search"] = True
-            continue
-        if RE_ROWLIKE.match(text):
-            row, why = _slow_row(text, ends_list)
-            if row is None:
-                raise _err(path, f"bad table row: expected {why}", lineno)
-            extra_rows.append((ln, row))
-            continue
-        if text.strip():
-            skipped.append(lineno)
+                raise _err(path, f"bad table row: expected {why}", ln + 1)
+            st.dropped_rows.append(rowpos[ln])  # not a row after all: classify it below
+        _other_line(path, text, ln, st, ends_list)
+    return st
 
-    # --------------------------------------------------------------------------- table rows
-    if dropped_rows:
+
+def _table_rows(path: Path, res: dict[str, Any], st: _TextLines) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The table (8, n) in line order and its rows' 0-based line numbers (scanned rows less the dropped
+    ones, plus rows only the exact parser read), and all header lines; raises on a row before the first
+    header or after the summary, and on a file with neither rows nor a summary."""
+    rows, rowline = res["rows"], res["rowline"]
+    if st.dropped_rows:
         keep = np.ones(len(rowline), bool)
-        keep[dropped_rows] = False
+        keep[st.dropped_rows] = False
         rows, rowline = rows[:, keep], rowline[keep]
-    if extra_rows:
+    if st.extra_rows:
         # rows only Python recognised (e.g. another timestamp width): merge them in line order
-        xl = np.array([r[0] for r in extra_rows], np.int64)
-        xv = np.array([_row_values(r[1]) for r in extra_rows])
+        xl = np.array([r[0] for r in st.extra_rows], np.int64)
+        xv = np.array([_row_values(r[1]) for r in st.extra_rows])
         rowline = np.concatenate([rowline, xl])
         order = np.argsort(rowline, kind="stable")
         rowline = rowline[order]
         rows = np.concatenate([rows, xv.T], axis=1)[:, order]
     nrows = len(rowline)
-    all_hdr = sorted(hdr_lines + extra_hdr)
+    all_hdr = sorted(res["hdr"].tolist() + st.extra_hdr)
     if nrows:
         first_hdr = all_hdr[0] if all_hdr else None
         if first_hdr is None or rowline[0] < first_hdr:
             raise _err(path, "table row before the column header ('sec Cur ops started …'): "
                              "expected the header first", int(rowline[0]) + 1)
-        if summary_start is not None and rowline[-1] > summary_start:
-            bad = int(rowline[rowline > summary_start][0]) + 1
+        if st.summary_start is not None and rowline[-1] > st.summary_start:
+            bad = int(rowline[rowline > st.summary_start][0]) + 1
             raise _err(path, "table row after the summary: expected one rados bench run per file",
                        bad)
-    if not nrows and not summary:
+    if not nrows and not st.summary:
         raise _err(path, "no rados bench table rows or summary found: expected a table under "
                          "'sec Cur ops started finished avg MB/s cur MB/s last lat avg lat' or a "
-                         "'Total time run:' summary", max(1, nlines))
+                         "'Total time run:' summary", max(1, res["lines"]))
+    return rows, rowline, all_hdr
 
-    # ----------------------------------------------------------------------------------- meta
-    mode, mode_evidence = _mode(banner, summary, iops_no_colon, summary_labels_s, s_variant,
-                                hints, data)
+
+def _text_meta(meta: dict[str, Any], st: _TextLines, data: bytes, s_variant: bool,
+               header_variant: dict[str, Any] | None, nrows: int, n_hdr: int) -> tuple[str, dict[str, Any]]:
+    """Mode, banner, sizes, cleanup, line counts and era guess into ``meta``; returns the ddir and the run's
+    ``concurrency``/``op_size``/``object_size`` (B; the summary's sizes over the banner's)."""
+    summary = st.summary
+    mode, mode_evidence = _mode(st.banner, summary, st.iops_no_colon, st.summary_labels_s, s_variant,
+                                st.hints, data)
     ddir = {"write": "write", "seq": "read", "rand": "read", "read": "read"}.get(mode, "")
     meta["mode"] = mode
     meta["mode_evidence"] = mode_evidence
     concurrency = op_size = object_size = duration = max_objects = None
-    if banner is not None:
-        bm = banner[1]
+    if st.banner is not None:
+        bm = st.banner[1]
         concurrency = int(bm.group("conc"))
         op_size = int(bm.group("op"))
         object_size = int(bm.group("obj")) if bm.group("obj") else None
         duration = int(bm.group("secs"))
         max_objects = int(bm.group("maxobj")) if bm.group("maxobj") else None
-        meta["banner"] = {"duration_kind": bm.group("how"), "line": banner[0] + 1}
+        meta["banner"] = {"duration_kind": bm.group("how"), "line": st.banner[0] + 1}
     if "op_size" in summary:
         op_size = int(summary["op_size"][0])
     if "object_size" in summary:
@@ -640,24 +671,29 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     meta.update({
         "concurrency": concurrency, "op_size": op_size, "object_size": object_size,
         "duration_requested": duration, "max_objects": max_objects,
-        "object_prefix": object_prefix, "hints": hints,
+        "object_prefix": st.object_prefix, "hints": st.hints,
         "header_variant": header_variant,
         "show_time": bool(header_variant and header_variant["timestamp_prefix"])
-        or first_ts is not None,
-        "cleanup": cleanup or None,
-        "table": bool(nrows), "table_rows": int(nrows), "header_lines": len(all_hdr),
-        "periodic_lat_lines": int(ml_count),
-        "skipped_lines": len(skipped), "skipped_line_numbers": skipped[:20],
+        or st.first_ts is not None,
+        "cleanup": st.cleanup or None,
+        "table": bool(nrows), "table_rows": int(nrows), "header_lines": n_hdr,
+        "periodic_lat_lines": int(st.ml_count),
+        "skipped_lines": len(st.skipped), "skipped_line_numbers": st.skipped[:20],
         "no_final_newline": data[-1:] != b"\n",
     })
-    if last_minlat is not None:
-        mm = last_minlat[1]
-        meta["last_periodic_lat"] = {"line": last_minlat[0] + 1, "timestamp": mm.group("ts"),
+    if st.last_minlat is not None:
+        mm = st.last_minlat[1]
+        meta["last_periodic_lat"] = {"line": st.last_minlat[0] + 1, "timestamp": mm.group("ts"),
                                      "min": mm.group("min"), "max": mm.group("max"),
                                      "avg": mm.group("avg")}
-    meta["era_guess"] = _era(data, s_variant, summary_labels_s, banner, summary, hints)
+    meta["era_guess"] = _era(data, s_variant, st.summary_labels_s, st.banner, summary, st.hints)
+    return ddir, {"concurrency": concurrency, "op_size": op_size, "object_size": object_size}
 
-    # ------------------------------------------------------------------------------ summary
+
+def _text_summary_rows(summary: dict[str, tuple[Decimal, str, int]], ddir: str, op_size: int | None,
+                       object_size: int | None, meta: dict[str, Any]) -> list[tuple]:
+    """Tidy summary rows in canonical units, and op/object size (B) from the banner when the summary
+    does not print them (``meta["op_size_from"]``/``["object_size_from"]``)."""
     srows = []
     for metric, (d, key, _ln) in summary.items():
         srows.append(("", ddir, metric, _conv(d, _SUMMARY_KEYS[key][1]),
@@ -668,15 +704,35 @@ def _parse_text(path: Path, data: bytes) -> Parsed:
     if "object_size" not in summary and object_size is not None:
         srows.append(("", ddir, "object_size", float(object_size), "B"))
         meta["object_size_from"] = "banner"
+    return srows
+
+
+def _parse_text(path: Path, data: bytes) -> Parsed:
+    buf = np.frombuffer(data, np.uint8)
+    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "text"}
+    hpos, hm = _find_header(data)
+    P, ends, tmpl, s_variant, header_variant = _header_layout(hm)
+    ml_first = data.find(b"min lat: ")
+    ml_off = -1
+    if ml_first >= 0:
+        ml_off = ml_first - (data.rfind(b"\n", 0, ml_first) + 1)
+
+    # the header's layout; rows of the '(s)' era are always space-separated
+    res = _scan(data, buf, P, tmpl, ml_off, int(ends[0]) if len(ends) else 0)
+    st = _read_other_lines(path, data, res, [int(x) for x in ends] if len(ends) else None)
+    rows, rowline, all_hdr = _table_rows(path, res, st)
+    nrows = len(rowline)
+    ddir, run = _text_meta(meta, st, data, s_variant, header_variant, nrows, len(all_hdr))
+    srows = _text_summary_rows(st.summary, ddir, run["op_size"], run["object_size"], meta)
     source = str(path)
     sdf = summary_frame(source, srows)
     series = _series_frame(source, ddir, rows) if nrows else empty_frame(SERIES_COLUMNS)
 
     if nrows:
-        _table_meta(meta, rows, summary, concurrency)
+        _table_meta(meta, rows, st.summary, run["concurrency"])
         meta["first_row"]["line"] = int(rowline[0]) + 1
         meta["last_row"]["line"] = int(rowline[-1]) + 1
-    partial = bool(nrows) and summary_start is None
+    partial = bool(nrows) and st.summary_start is None
     if partial:
         meta["partial_reason"] = "table without a summary (interrupted run or cut file)"
     if not nrows:
@@ -838,50 +894,51 @@ _TEXT_LINE_IN_JSON = re.compile(
     rb"Warning: using slow linear search)[ \t]*\r?\n")
 
 
-def _parse_json(path: Path, data: bytes) -> Parsed:
-    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "json"}
-    text = _decode(data)
-    brace = text.find("{")
-    pre = text[:brace]
-    hints = re.search(r"hints = (\d+)", pre)
-    cleanup: dict[str, Any] = {}
+def _clean_time(path: Path, data: bytes, v: str, last: bool = False) -> float:
+    """The printed clean-up time (s); an error names the first (``last``: the last) ``Clean up completed``
+    line of the file."""
+    try:
+        return float(_dec(v))
+    except ValueError:
+        at = (data.rfind if last else data.find)(b"Clean up completed")
+        raise _err(path, "'Clean up completed' line: expected a time in seconds, got "
+                         f"{v[:30]!r}", line_of_offset(data, at) if at >= 0 else 1) from None
 
-    def clean_time(v: str, last: bool = False) -> float:
-        try:
-            return float(_dec(v))
-        except ValueError:
-            at = (data.rfind if last else data.find)(b"Clean up completed")
-            raise _err(path, "'Clean up completed' line: expected a time in seconds, got "
-                             f"{v[:30]!r}", line_of_offset(data, at) if at >= 0 else 1) from None
 
+def _json_decode(path: Path, data: bytes, text: str, cleanup: dict[str, Any]) -> tuple[Any, int, str]:
+    """The JSON value from the first ``{`` of ``text``, where it ends, and the text it was read from: when
+    obj_bencher's cleanup lines were printed into the open object, they go into ``cleanup`` and are read
+    as newlines (so error line numbers still match the file)."""
     dec = json.JSONDecoder(parse_float=str, parse_int=str)
     try:
-        obj, end = dec.raw_decode(text, brace)
+        obj, end = dec.raw_decode(text, text.find("{"))
+        return obj, end, text
     except json.JSONDecodeError as e:
         # cleanup text printed while the JSON object was still open (write without --no-cleanup)
         lines = _TEXT_LINE_IN_JSON.findall(data)
         if not lines:
             raise _err(path, f"invalid JSON: {e.msg}", e.lineno) from None
-        for ln in lines:
-            s = _decode(ln)
-            m = RE_REMOVED.match(s)
-            if m:
-                cleanup["removed_objects"] = int(m.group("v"))
-            m = RE_CLEAN_DONE.match(s)
-            if m:
-                cleanup["cleanup_time_s"] = clean_time(m.group("v"))
-            if s.startswith("Cleaning up"):
-                cleanup["started"] = True
-        # replaced by newlines (JSON whitespace), so error line numbers still match the file
-        text2 = _decode(_TEXT_LINE_IN_JSON.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data))
-        try:
-            obj, end = dec.raw_decode(text2, text2.find("{"))
-        except json.JSONDecodeError as e2:
-            raise _err(path, f"invalid JSON: {e2.msg}", e2.lineno) from None
-        text = text2
-    if not isinstance(obj, dict):
-        raise _err(path, "JSON: expected an object with rados bench keys", 1)
-    rest = text[end:].strip()
+    for ln in lines:
+        s = _decode(ln)
+        m = RE_REMOVED.match(s)
+        if m:
+            cleanup["removed_objects"] = int(m.group("v"))
+        m = RE_CLEAN_DONE.match(s)
+        if m:
+            cleanup["cleanup_time_s"] = _clean_time(path, data, m.group("v"))
+        if s.startswith("Cleaning up"):
+            cleanup["started"] = True
+    # replaced by newlines (JSON whitespace), so error line numbers still match the file
+    text2 = _decode(_TEXT_LINE_IN_JSON.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data))
+    try:
+        obj, end = dec.raw_decode(text2, text2.find("{"))
+    except json.JSONDecodeError as e2:
+        raise _err(path, f"invalid JSON: {e2.msg}", e2.lineno) from None
+    return obj, end, text2
+
+
+def _json_trailer(path: Path, data: bytes, rest: str, cleanup: dict[str, Any], meta: dict[str, Any]) -> None:
+    """The text after the JSON object: cleanup lines into ``cleanup``, anything else ``meta["trailing_text"]``."""
     for ln in rest.splitlines():
         s = ln.strip()
         if not s:
@@ -890,53 +947,52 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
         if m:
             cleanup["removed_objects"] = int(m.group("v"))
         elif (m := RE_CLEAN_DONE.match(s)):
-            cleanup["cleanup_time_s"] = clean_time(m.group("v"), last=True)
+            cleanup["cleanup_time_s"] = _clean_time(path, data, m.group("v"), last=True)
         elif RE_CLEAN_START.match(s):
             cleanup["started"] = True
         else:
             meta.setdefault("trailing_text", []).append(s[:200])
 
-    def line_of_key(key: str) -> int:
-        i = text.find(f'"{key}"')
-        return line_of_offset(text, i) if i >= 0 else 1
 
-    datas = obj.get("datas")
-    if datas is not None and not isinstance(datas, list):
-        raise _err(path, "JSON 'datas': expected a list of per-second rows", line_of_key("datas"))
-    known = set(_JSON_SUMMARY) | {"datas", "concurrent_ios", "op_size", "seconds_to_run",
-                                  "max_objects", "object_prefix"}
-    if not datas and not any(k in obj for k in _JSON_SUMMARY):
-        raise _err(path, "JSON without rados bench 'datas' or summary keys (total_time_run, …)",
-                   1)
-    # per-second rows → columns, vectorised conversion
-    vals = np.empty((0, 8))
-    no_change = 0
-    if datas:
+def _line_of_key(text: str, key: str) -> int:
+    """1-based line of the first ``"key"`` in the JSON text (1 when absent)."""
+    i = text.find(f'"{key}"')
+    return line_of_offset(text, i) if i >= 0 else 1
+
+
+def _json_table(path: Path, datas: list, text: str) -> tuple[np.ndarray, int]:
+    """``datas`` as an (n, 8) table in canonical units (columns of ``_JSON_ROW``), and the number of rows
+    without a completion in their second (their last_lat NaN and cur_bw 0, as the text prints them)."""
+    try:
+        df = pd.DataFrame.from_records(datas)
+    except (TypeError, ValueError, AttributeError):
+        raise _err(path, "JSON 'datas': expected a list of objects",
+                   _line_of_key(text, "datas")) from None
+    missing = [k for k in _JSON_ROW if k not in df.columns]
+    if missing or df[list(_JSON_ROW)].isna().to_numpy().any():
+        raise _err(path, "JSON 'datas' row: expected keys " + ", ".join(_JSON_ROW),
+                   _line_of_key(text, "datas"))
+    vals = np.empty((len(df), 8))
+    for k, key in enumerate(_JSON_ROW):
         try:
-            df = pd.DataFrame.from_records(datas)
-        except (TypeError, ValueError, AttributeError):
-            raise _err(path, "JSON 'datas': expected a list of objects",
-                       line_of_key("datas")) from None
-        missing = [k for k in _JSON_ROW if k not in df.columns]
-        if missing or df[list(_JSON_ROW)].isna().to_numpy().any():
-            raise _err(path, "JSON 'datas' row: expected keys " + ", ".join(_JSON_ROW),
-                       line_of_key("datas"))
-        vals = np.empty((len(df), 8))
-        for k, key in enumerate(_JSON_ROW):
-            try:
-                vals[:, k] = _json_col(df[key], "count" if k < 4 else ("mibs" if k < 6 else "lat"))
-            except ValueError as e:
-                raise _err(path, f"JSON 'datas' column '{_JSON_ROW[k]}': expected numbers, got "
-                                 f"{str(e)[:40]!r}", line_of_key(_JSON_ROW[k])) from None
-        if np.any(vals[:, :4] != np.floor(vals[:, :4])) or np.any(vals[:, :4] < 0):
-            raise _err(path, "JSON 'datas': sec/cur_ops/started/finished must be non-negative "
-                             "integers", line_of_key("datas"))
-        # rows without a completion in their second: text prints '-' for last lat
-        prev = np.concatenate([[0.0], vals[:-1, 3]])
-        nc = vals[:, 3] == prev
-        no_change = int(nc.sum())
-        vals[nc, 6] = np.nan
-        vals[nc, 5] = 0.0
+            vals[:, k] = _json_col(df[key], "count" if k < 4 else ("mibs" if k < 6 else "lat"))
+        except ValueError as e:
+            raise _err(path, f"JSON 'datas' column '{_JSON_ROW[k]}': expected numbers, got "
+                             f"{str(e)[:40]!r}", _line_of_key(text, _JSON_ROW[k])) from None
+    if np.any(vals[:, :4] != np.floor(vals[:, :4])) or np.any(vals[:, :4] < 0):
+        raise _err(path, "JSON 'datas': sec/cur_ops/started/finished must be non-negative "
+                         "integers", _line_of_key(text, "datas"))
+    # rows without a completion in their second: text prints '-' for last lat
+    prev = np.concatenate([[0.0], vals[:-1, 3]])
+    nc = vals[:, 3] == prev
+    vals[nc, 6] = np.nan
+    vals[nc, 5] = 0.0
+    return vals, int(nc.sum())
+
+
+def _json_summary(path: Path, obj: dict, text: str) -> tuple[dict[str, tuple[Decimal, str]], dict[str, str]]:
+    """The summary keys present: metric → (printed value, key), and the values dropped with the reason
+    (write's ``stddev_iops`` printed with ``%d``)."""
     summary: dict[str, tuple[Decimal, str]] = {}
     dropped = {}
     for key, (metric, ukind) in _JSON_SUMMARY.items():
@@ -953,37 +1009,65 @@ def _parse_json(path: Path, data: bytes) -> Parsed:
             d = _dec(v)
         except ValueError:
             raise _err(path, f"JSON '{key}': expected a number, got {v[:40]!r}",
-                       line_of_key(key)) from None
+                       _line_of_key(text, key)) from None
         if ukind in ("count", "B") and not math.isfinite(float(d)):
-            raise _err(path, f"JSON '{key}': expected a finite count, got {v[:40]!r}", line_of_key(key))
+            raise _err(path, f"JSON '{key}': expected a finite count, got {v[:40]!r}", _line_of_key(text, key))
         summary[metric] = (d, key)
+    return summary, dropped
+
+
+def _json_int(path: Path, obj: dict, text: str, key: str) -> int | None:
+    """An integer key of the object (None when absent)."""
+    if key not in obj:
+        return None
+    try:
+        return int(str(obj[key]))
+    except ValueError:
+        raise _err(path, f"JSON '{key}': expected an integer", _line_of_key(text, key)) from None
+
+
+def _json_mode(obj: dict) -> tuple[str | None, str]:
+    """``write``/``read``/None and why: JSON has no seq-only marker."""
+    if "concurrent_ios" in obj or "total_writes_made" in obj:
+        return "write", "JSON write keys (concurrent_ios / total_writes_made)"
+    if "total_reads_made" in obj:
+        return "read", "'total_reads_made': seq and rand print identical JSON; not stated which"
+    return None, "no write or read keys"
+
+
+def _parse_json(path: Path, data: bytes) -> Parsed:
+    meta: dict[str, Any] = {"tool": TOOL, "tool_version": None, "format": "json"}
+    text = _decode(data)
+    hints = re.search(r"hints = (\d+)", text[:text.find("{")])
+    cleanup: dict[str, Any] = {}
+    obj, end, text = _json_decode(path, data, text, cleanup)
+    if not isinstance(obj, dict):
+        raise _err(path, "JSON: expected an object with rados bench keys", 1)
+    _json_trailer(path, data, text[end:].strip(), cleanup, meta)
+    datas = obj.get("datas")
+    if datas is not None and not isinstance(datas, list):
+        raise _err(path, "JSON 'datas': expected a list of per-second rows", _line_of_key(text, "datas"))
+    known = set(_JSON_SUMMARY) | {"datas", "concurrent_ios", "op_size", "seconds_to_run",
+                                  "max_objects", "object_prefix"}
+    if not datas and not any(k in obj for k in _JSON_SUMMARY):
+        raise _err(path, "JSON without rados bench 'datas' or summary keys (total_time_run, …)",
+                   1)
+    # per-second rows → columns, vectorised conversion
+    vals, no_change = _json_table(path, datas, text) if datas else (np.empty((0, 8)), 0)
+    summary, dropped = _json_summary(path, obj, text)
     if dropped:
         meta["dropped"] = dropped
-
-    def ival(key):
-        if key not in obj:
-            return None
-        try:
-            return int(str(obj[key]))
-        except ValueError:
-            raise _err(path, f"JSON '{key}': expected an integer", line_of_key(key)) from None
-
-    write = "concurrent_ios" in obj or "total_writes_made" in obj
-    if write:
-        mode, ev = "write", "JSON write keys (concurrent_ios / total_writes_made)"
-    elif "total_reads_made" in obj:
-        mode, ev = "read", "'total_reads_made': seq and rand print identical JSON; not stated which"
-    else:
-        mode, ev = None, "no write or read keys"
+    mode, ev = _json_mode(obj)
     ddir = {"write": "write", "read": "read"}.get(mode, "")
-    op_size = ival("op_size")
-    object_size = ival("object_size")
+    op_size = _json_int(path, obj, text, "op_size")
+    object_size = _json_int(path, obj, text, "object_size")
     if "op_size" in summary:
         op_size = int(summary["op_size"][0])
     meta.update({
-        "mode": mode, "mode_evidence": ev, "concurrency": ival("concurrent_ios"),
+        "mode": mode, "mode_evidence": ev, "concurrency": _json_int(path, obj, text, "concurrent_ios"),
         "op_size": op_size, "object_size": object_size,
-        "duration_requested": ival("seconds_to_run"), "max_objects": ival("max_objects"),
+        "duration_requested": _json_int(path, obj, text, "seconds_to_run"),
+        "max_objects": _json_int(path, obj, text, "max_objects"),
         "object_prefix": obj.get("object_prefix"), "hints": int(hints.group(1)) if hints else None,
         "header_variant": None, "show_time": False, "cleanup": cleanup or None,
         "table": bool(len(vals)), "table_rows": int(len(vals)), "json_no_change_rows": no_change,
