@@ -424,104 +424,153 @@ def _cbt_pilot(a: argparse.Namespace) -> int:
     return 0 if out["go"] else 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .speedups import skip_iri_grammar
-    skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    a = sub.add_parser("ingest", help="read every benchmark output below DIR (or the one file DIR) into Parquet tables")
-    a.add_argument("dir")
-    a.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
-    a.add_argument("--no-progress", action="store_true", help="no progress bar")
-    a.add_argument("--jobs", type=int, default=0,
+def _ingest_args(p: argparse.ArgumentParser) -> None:
+    """``ingest``'s arguments."""
+    p.add_argument("dir")
+    p.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--jobs", type=int, default=0,
                    help="processes reading files (default 0: one per core); the tables are the same for any number")
-    a.add_argument("--dask", nargs="?", const="", default=None, metavar="ADDRESS",
+    p.add_argument("--dask", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="read the files as Dask tasks: on the cluster at ADDRESS (tcp://host:8786), or without "
                         "an address on a LocalCluster here; writes Parquet partitioned by campaign and kind")
-    a.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=int, default=None,
                    help="LocalCluster worker processes (one thread each; default one per core)")
-    a.add_argument("--lenient", action="store_true",
+    p.add_argument("--lenient", action="store_true",
                    help="list empty and unrecognised files, and read files missing from or changed since "
                         "MANIFEST.sha256, instead of failing them (exit 1)")
-    a.set_defaults(fn=_ingest)
-    m = sub.add_parser("manifest", help="(re)write DIR/MANIFEST.sha256 over every file below DIR")
-    m.add_argument("dir")
-    m.set_defaults(fn=_manifest)
-    r = sub.add_parser("report", help="assemble REPORTS/report.html from the executed notebooks in REPORTS")
-    r.add_argument("reports", nargs="?", default="reports")
-    r.add_argument("--figures", default="figures", help="folder of the figures the notebooks wrote")
-    r.add_argument("--processed", default=None, help="the tables the notebooks read: the data set is summed up "
+
+
+def _manifest_args(p: argparse.ArgumentParser) -> None:
+    """``manifest``'s arguments."""
+    p.add_argument("dir")
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    """``report``'s arguments."""
+    p.add_argument("reports", nargs="?", default="reports")
+    p.add_argument("--figures", default="figures", help="folder of the figures the notebooks wrote")
+    p.add_argument("--processed", default=None, help="the tables the notebooks read: the data set is summed up "
                                                     "under the findings (campaigns, runs, machine, Ceph version)")
-    r.set_defaults(fn=_report)
-    n = sub.add_parser("run-notebook", help="execute NOTEBOOK into OUT with papermill, or write a stub saying "
-                                           "which campaigns DATA lacks (the notebook is not run then)")
-    n.add_argument("notebook")
-    n.add_argument("out")
-    n.add_argument("--data", required=True)
-    n.add_argument("--processed", required=True)
-    n.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
-    n.set_defaults(fn=_run_notebook)
-    f = sub.add_parser("failures", help="list the files the ingest could not read (exit 1 if any): "
-                                        "`make report` ends with it")
-    f.add_argument("--processed", required=True, help="folder of files.parquet")
-    f.set_defaults(fn=_failures)
-    d = sub.add_parser("deps", help="write make rules tying each executed notebook to the campaigns it reads "
-                                    "(stamps under PROCESSED/campaigns, rewritten only when the data changes)")
-    d.add_argument("notebooks", nargs="+")
-    d.add_argument("--processed", required=True)
-    d.add_argument("--reports", default="reports")
-    d.add_argument("--out", required=True, help="the makefile fragment to write")
-    d.set_defaults(fn=_deps)
-    k = sub.add_parser("compare", help="A vs B on any data: per matching cell and metric, the runs of each side "
-                                       "compared (analysis.stats.abtest); exit 1 when something regressed")
-    k.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
-    k.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
-    k.add_argument("--by", help="split OLD by this run key (e.g. arm, op_queue, io_scheduler, profile, osd_qos = "
+
+
+def _run_notebook_args(p: argparse.ArgumentParser) -> None:
+    """``run-notebook``'s arguments."""
+    p.add_argument("notebook")
+    p.add_argument("out")
+    p.add_argument("--data", required=True)
+    p.add_argument("--processed", required=True)
+    p.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
+
+
+def _failures_args(p: argparse.ArgumentParser) -> None:
+    """``failures``'s arguments."""
+    p.add_argument("--processed", required=True, help="folder of files.parquet")
+
+
+def _deps_args(p: argparse.ArgumentParser) -> None:
+    """``deps``'s arguments."""
+    p.add_argument("notebooks", nargs="+")
+    p.add_argument("--processed", required=True)
+    p.add_argument("--reports", default="reports")
+    p.add_argument("--out", required=True, help="the makefile fragment to write")
+
+
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    """``compare``'s arguments."""
+    p.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
+    p.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
+    p.add_argument("--by", help="split OLD by this run key (e.g. arm, op_queue, io_scheduler, profile, osd_qos = "
                                 "wpq or the mClock profile, archive) instead of a second path; auto: the first of arm, osd_qos, "
                                 "archive holding both values, within the run set with the most runs")
-    k.add_argument("--old-value", help="with --by: the value that is A (default: the first of exactly two)")
-    k.add_argument("--new-value", help="with --by: the value that is B")
-    k.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
+    p.add_argument("--old-value", help="with --by: the value that is A (default: the first of exactly two)")
+    p.add_argument("--new-value", help="with --by: the value that is B")
+    p.add_argument("--metric", action="append", help="a metric to compare (repeatable; default: "
                                                      "iops, bw, latencies, background-op durations and rates)")
-    k.add_argument("--key", action="append", help="a run key cells must match on (repeatable; default: the "
+    p.add_argument("--key", action="append", help="a run key cells must match on (repeatable; default: the "
                                                   "workload keys the data has)")
-    k.add_argument("--where", action="append", metavar="KEY=VALUE",
+    p.add_argument("--where", action="append", metavar="KEY=VALUE",
                    help="keep only runs whose key has this value, e.g. campaign=qos-v2 (repeatable)")
-    k.add_argument("--threshold", default="5%", help="a worse change at least this large is a regression "
+    p.add_argument("--threshold", default="5%", help="a worse change at least this large is a regression "
                                                      "(default 5%%)")
-    k.add_argument("--alpha", type=float, default=0.05)
-    k.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
-    k.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
-    k.set_defaults(fn=_compare)
-    y = sub.add_parser("dictionary", help="write the data dictionary (every table, column and metric with its "
-                                          "unit; analysis.dictionary) into docs/tables.md's section")
-    y.add_argument("--readme", default="docs/tables.md", help="the Markdown file to update, - for stdout "
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
+    p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
+
+
+def _dictionary_args(p: argparse.ArgumentParser) -> None:
+    """``dictionary``'s arguments."""
+    p.add_argument("--readme", default="docs/tables.md", help="the Markdown file to update, - for stdout "
                                                          "(default docs/tables.md)")
-    y.set_defaults(fn=_dictionary)
-    c = sub.add_parser("claims", help="the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
-                                      "(analysis.stats.claims) → one CSV, the campaigns' rows stacked")
-    c.add_argument("--processed", required=True, help="folder of summary.parquet and series.parquet")
-    c.add_argument("--out", required=True, help="CSV to write (atomically)")
-    c.add_argument("--campaign", nargs="+", default=["qos-2026"], help="campaign(s) (default qos-2026)")
-    c.add_argument("--alpha", type=float, default=0.05)
-    c.add_argument("--published", default=None,
+
+
+def _claims_args(p: argparse.ArgumentParser) -> None:
+    """``claims``'s arguments."""
+    p.add_argument("--processed", required=True, help="folder of summary.parquet and series.parquet")
+    p.add_argument("--out", required=True, help="CSV to write (atomically)")
+    p.add_argument("--campaign", nargs="+", default=["qos-2026"], help="campaign(s) (default qos-2026)")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--published", default=None,
                    help="folder of qos-part1.csv and qos-part2.csv (default data/published)")
-    c.set_defaults(fn=_claims)
-    p = sub.add_parser("pilot", help="a campaign's pilot runs → go / no-go per scenario, pool sizes, repeats and "
-                                     "machine time (analysis.stats.pilot) → pilot.json; exit 1 on no-go")
+
+
+def _pilot_args(p: argparse.ArgumentParser) -> None:
+    """``pilot``'s arguments."""
     p.add_argument("pilot_dir", nargs="+", help="the pilot rounds' folders (<out>/<campaign>-pilot[-rN]), "
                                                 "oldest first: each scenario is decided on its latest round")
     p.add_argument("--campaign-file", required=True, help="the campaign YAML the pilot is for")
     p.add_argument("--spread-from", default=None, help="a finished campaign's raw folder: within-arm spread")
     p.add_argument("--out", required=True, help="pilot.json to write (atomically)")
-    p.set_defaults(fn=_pilot)
-    q = sub.add_parser("cbt-pilot", help="a CBT campaign's pilot (capture.cbt pilot) → go / no-go and the CBT "
-                                         "iterations for power 0.8 (analysis.stats.cbt_pilot) → pilot.json; exit 1 on no-go")
-    q.add_argument("pilot_dir", help="the pilot's folder (data/raw/cbt/<campaign>-pilot)")
-    q.add_argument("--campaign-file", required=True, help="the CBT campaign YAML")
-    q.add_argument("--out", required=True, help="pilot.json to write (atomically)")
-    q.set_defaults(fn=_cbt_pilot)
-    args = ap.parse_args(argv)
+
+
+def _cbt_pilot_args(p: argparse.ArgumentParser) -> None:
+    """``cbt-pilot``'s arguments."""
+    p.add_argument("pilot_dir", help="the pilot's folder (data/raw/cbt/<campaign>-pilot)")
+    p.add_argument("--campaign-file", required=True, help="the CBT campaign YAML")
+    p.add_argument("--out", required=True, help="pilot.json to write (atomically)")
+
+
+#: subcommand → (its line in ``--help``, the function adding its arguments, its handler), in ``--help``'s order
+_SUBCOMMANDS = {
+    "ingest": ("read every benchmark output below DIR (or the one file DIR) into Parquet tables",
+               _ingest_args, _ingest),
+    "manifest": ("(re)write DIR/MANIFEST.sha256 over every file below DIR", _manifest_args, _manifest),
+    "report": ("assemble REPORTS/report.html from the executed notebooks in REPORTS", _report_args, _report),
+    "run-notebook": ("execute NOTEBOOK into OUT with papermill, or write a stub saying "
+                     "which campaigns DATA lacks (the notebook is not run then)", _run_notebook_args, _run_notebook),
+    "failures": ("list the files the ingest could not read (exit 1 if any): "
+                 "`make report` ends with it", _failures_args, _failures),
+    "deps": ("write make rules tying each executed notebook to the campaigns it reads "
+             "(stamps under PROCESSED/campaigns, rewritten only when the data changes)", _deps_args, _deps),
+    "compare": ("A vs B on any data: per matching cell and metric, the runs of each side "
+                "compared (analysis.stats.abtest); exit 1 when something regressed", _compare_args, _compare),
+    "dictionary": ("write the data dictionary (every table, column and metric with its "
+                   "unit; analysis.dictionary) into docs/tables.md's section", _dictionary_args, _dictionary),
+    "claims": ("the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
+               "(analysis.stats.claims) → one CSV, the campaigns' rows stacked", _claims_args, _claims),
+    "pilot": ("a campaign's pilot runs → go / no-go per scenario, pool sizes, repeats and "
+              "machine time (analysis.stats.pilot) → pilot.json; exit 1 on no-go", _pilot_args, _pilot),
+    "cbt-pilot": ("a CBT campaign's pilot (capture.cbt pilot) → go / no-go and the CBT "
+                  "iterations for power 0.8 (analysis.stats.cbt_pilot) → pilot.json; exit 1 on no-go",
+                  _cbt_pilot_args, _cbt_pilot),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    """``python -m analysis``'s parser: one subparser per :data:`_SUBCOMMANDS` entry, its handler as ``fn``."""
+    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name, (help_line, add_arguments, handler) in _SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_line)
+        add_arguments(p)
+        p.set_defaults(fn=handler)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .speedups import skip_iri_grammar
+    skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
+    args = _parser().parse_args(argv)
     return args.fn(args)
 
 

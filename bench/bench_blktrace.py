@@ -173,7 +173,14 @@ def blkparse_completed(text_file: Path) -> int:
     return int(s[(s["metric"] == "completed") & s["ddir"].isin(["read", "write"])]["value"].sum())
 
 
-def main(argv: list[str] | None = None) -> int:
+OURS = "ours: analysis.ingest.blktrace.parse"
+STREAM = "ours, bounded memory: blktrace.parse_stream (request rows to a sink)"
+BLKPARSE = "blkparse -i - -o /dev/null"
+BTT = "btt -i dump.bin"
+BTT_INPUT = "blkparse -i - -O -d dump.bin (btt's input)"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--events", type=int, default=3_000_000, help="records after replication (default 3M)")
     ap.add_argument("--source", type=Path, default=None, help="a binary trace (.gz ok); default: largest shipped")
@@ -182,11 +189,139 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="also write the tables as Markdown here")
     ap.add_argument("--worker", nargs=3, metavar=("STEP", "PATH", "RESULT"), help=argparse.SUPPRESS)
     ap.add_argument("--replicate-to", nargs=2, metavar=("OUT", "INFO"), help=argparse.SUPPRESS)
-    a = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def build_input(a: argparse.Namespace, work: Path, trace: Path) -> dict:
+    """Replicate the source trace to ``trace`` in a child (``--replicate-to``) and print what it is;
+    its info (records, events, bytes, copies, source)."""
+    t0 = time.time()
+    # A child's peak RSS (wait4's ru_maxrss) starts at what its parent had resident when it forked,
+    # so this launcher never holds the trace: the copy is built, and the page cache warmed, by children.
+    src = [] if a.source is None else ["--source", str(a.source)]
+    subprocess.run([sys.executable, __file__, "--events", str(a.events), *src, "--replicate-to", str(trace),
+                    str(work / "info.json")], check=True)
+    info = json.loads((work / "info.json").read_text())
+    print(f"input: {info['source']} ({info['source_records']:,} records, {info['source_events']:,} events) × "
+          f"{info['copies']} = {info['records']:,} records ({info['events']:,} events), {info['bytes'] / 2**20:.1f} MiB ({time.time() - t0:.1f} s to build)")
+    return info
+
+
+def step_commands(work: Path, trace: Path, dump: Path) -> dict[str, list[str]]:
+    """Step name → its command line (ours: without the result file the worker writes)."""
+    return {
+        OURS: [sys.executable, __file__, "--worker", "ours", str(trace)],
+        STREAM: [sys.executable, __file__, "--worker", "stream", str(trace)],
+        BLKPARSE: ["blkparse", "-i", "-", "-o", "/dev/null"],
+        BTT: ["btt", "-i", str(dump)],
+        BTT_INPUT: ["blkparse", "-i", "-", "-O", "-d", str(work / "dump2.bin")],
+    }
+
+
+def run_steps(steps: dict[str, list[str]], work: Path, trace: Path, repeat: int) -> dict[str, list[dict]]:
+    """Every step ``repeat`` times round-robin, each a timed child; step name → its runs (process s,
+    CPU s, peak RSS KiB, and for ours what the worker measured)."""
+    results: dict[str, list[dict]] = {k: [] for k in steps}
+    for rep in range(repeat):
+        for name, cmd in steps.items():
+            if name.startswith("ours"):
+                resf = work / f"ours-{rep}-{len(results[name])}-{'stream' if 'stream' in name else 'parse'}.json"
+                r = timed_child(cmd + [str(resf)], work)
+                r.update(json.loads(resf.read_text()))
+            elif name.startswith("blkparse"):  # both blkparse steps read the stream on stdin
+                r = timed_child(cmd, work, stdin=trace)
+            else:
+                r = timed_child(cmd, work, stdout=work / "btt.txt")
+            results[name].append(r)
+    return results
+
+
+def correctness_checks(work: Path, results: dict[str, list[dict]]) -> list[tuple]:
+    """(check, ours, reference, ok) of the first runs against blkparse's and btt's output, same run."""
+    ours = results[OURS]
+    from analysis.ingest import btt as bttmod
+    bt_sum = bttmod.parse(work / "btt.txt", (work / "btt.txt").read_bytes()).summary
+    bt_all = bt_sum[bt_sum["job"] == "all"].set_index("metric")["value"]
+    n_bp = blkparse_completed(work / "blkparse.txt")
+    checks = [("completed == blkparse's Reads+Writes Completed", ours[0]["completed"], n_bp,
+               ours[0]["completed"] == n_bp)]
+    for m in ("q2c_mean", "d2c_mean"):
+        key = m.split("_")[0].upper()
+        ref = float(bt_all[m]) if m in bt_all.index else None
+        ok = ref is not None and abs(ours[0][m] - ref) <= 0.01 * ref
+        checks.append((f"{key} mean within 1 % of btt's", ours[0][m], ref, ok))
+    st = results[STREAM][0]
+    checks.append(("parse_stream: completed == parse's, no window bound hit", st["completed"],
+                   ours[0]["completed"], st["completed"] == ours[0]["completed"] and not st["bounds"]))
+    checks.append(("parse_stream: every summary value == parse's (means 1e-9 rel.)",
+                   float(len(st["summary"])), float(len(ours[0]["summary"])),
+                   _same_summary(st["summary"], ours[0]["summary"])))
+    return checks
+
+
+def _median(results: dict[str, list[dict]], name: str, key: str) -> float:
+    return statistics.median(r[key] for r in results[name])
+
+
+def timing_lines(results: dict[str, list[dict]], repeat: int) -> list[str]:
+    """The Markdown table of every step: process s (median, min–max), CPU s, peak RSS MiB."""
+    lines = ["| step | process s (median of %d) | min–max | CPU s | peak RSS MiB |" % repeat,
+             "|---|---:|---:|---:|---:|"]
+    for name, rs in results.items():
+        lines.append(f"| {name} | {_median(results, name, 'process_s'):.3f} | {min(r['process_s'] for r in rs):.3f}–"
+                     f"{max(r['process_s'] for r in rs):.3f} | {_median(results, name, 'cpu_s'):.3f} | "
+                     f"{max(r['rss_kb'] for r in rs) / 1024:.0f} |")
+    return lines
+
+
+def target_lines(results: dict[str, list[dict]], trace_mib: float) -> list[str]:
+    """The Markdown table of issue 26's targets (process-time ratios, peak RSS / trace size in MiB) and
+    the line on the parse call alone."""
+    ours = results[OURS]
+    o = _median(results, OURS, "process_s")
+    oc = statistics.median(r["call_s"] for r in ours)
+    bpt, btt_t = _median(results, BLKPARSE, "process_s"), _median(results, BTT, "process_s")
+    pipe = btt_t + _median(results, BTT_INPUT, "process_s")
+    so = _median(results, STREAM, "process_s")
+
+    def rss_ratio(name):
+        return max(r["rss_kb"] for r in results[name]) / 1024 / trace_mib
+    rp, rs_ = rss_ratio(OURS), rss_ratio(STREAM)
+    return ["", "| comparison | target (issue 26) | ratio (process time, peak RSS) | verdict |",
+            "|---|---|---:|---|",
+            f"| ours (parse) vs blkparse text rendering | ≥ 4× faster | {bpt / o:.2f}× faster | "
+            f"{'PASS' if bpt / o >= 4 else 'MISS'} |",
+            f"| ours (parse_stream) vs blkparse text rendering | ≥ 4× faster | {bpt / so:.2f}× faster | "
+            f"{'PASS' if bpt / so >= 4 else 'MISS'} |",
+            f"| ours (parse): peak RSS / trace size | ≤ 1.5× | {rp:.2f}× | {'PASS' if rp <= 1.5 else 'MISS'} |",
+            f"| ours (parse_stream): peak RSS / trace size | ≤ 1.5× | {rs_:.2f}× | "
+            f"{'PASS' if rs_ <= 1.5 else 'MISS'} |",
+            f"| blkparse: peak RSS / trace size | (information) | "
+            f"{rss_ratio(BLKPARSE):.2f}× | |",
+            f"| ours vs btt (Q2C/D2C) | at least as fast | {btt_t / o:.2f}× faster | "
+            f"{'PASS' if btt_t / o >= 1 else 'MISS'} |",
+            f"| ours vs btt's pipeline from the raw stream (blkparse -O -d, then btt) | (information) | "
+            f"{pipe / o:.2f}× faster | |",
+            "", f"ours, the parse call alone (after interpreter start and imports): {oc:.3f} s median; "
+            f"{ours[0]['requests_rows']:,} requests; {int(ours[0]['events']):,} events counted."]
+
+
+def report_header(info: dict, floor_kb: int) -> str:
+    """The paragraph above the tables: input, machine, date, load, the peak-RSS floor (KiB)."""
+    return (f"Input: {info['records']:,} records, {info['events']:,} of them events (not notify records), "
+            f"{info['bytes'] / 2**20:.1f} MiB = {info['copies']} copies of "
+            f"{info['source']} ({info['source_records']:,} records). Machine: nproc {os.cpu_count()}, "
+            f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load {open('/proc/loadavg').read().split()[:3]}. "
+            f"Peak RSS: each step's process (wait4), which starts at what this launcher had resident when "
+            f"it forked ({floor_kb / 1024:.0f} MiB at most).")
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
     if a.worker:
         worker(*a.worker)
         return 0
-    if a.replicate_to:  # in a child: the launcher must stay small (see below)
+    if a.replicate_to:  # in a child: the launcher must stay small (see build_input)
         info = replicate(a.source or largest_trace(), a.events, Path(a.replicate_to[0]))
         Path(a.replicate_to[1]).write_text(json.dumps(info))
         return 0
@@ -197,106 +332,18 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     try:
         trace = work / "trace.bin"
-        t0 = time.time()
-        # A child's peak RSS (wait4's ru_maxrss) starts at what its parent had resident when it forked,
-        # so this launcher never holds the trace: the copy is built, and the page cache warmed, by children.
-        src = [] if a.source is None else ["--source", str(a.source)]
-        subprocess.run([sys.executable, __file__, "--events", str(a.events), *src, "--replicate-to", str(trace),
-                        str(work / "info.json")], check=True)
-        info = json.loads((work / "info.json").read_text())
-        print(f"input: {info['source']} ({info['source_records']:,} records, {info['source_events']:,} events) × "
-              f"{info['copies']} = {info['records']:,} records ({info['events']:,} events), {info['bytes'] / 2**20:.1f} MiB ({time.time() - t0:.1f} s to build)")
+        info = build_input(a, work, trace)
         dump = work / "dump.bin"
         timed_child(["blkparse", "-i", "-", "-d", str(dump)], work, stdin=trace, stdout=work / "blkparse.txt")
         subprocess.run(["cat", str(trace), str(dump)], stdout=subprocess.DEVNULL, check=True)  # page cache warm
         floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        steps = {
-            "ours: analysis.ingest.blktrace.parse": [sys.executable, __file__, "--worker", "ours", str(trace)],
-            "ours, bounded memory: blktrace.parse_stream (request rows to a sink)":
-                [sys.executable, __file__, "--worker", "stream", str(trace)],
-            "blkparse -i - -o /dev/null": ["blkparse", "-i", "-", "-o", "/dev/null"],
-            "btt -i dump.bin": ["btt", "-i", str(dump)],
-            "blkparse -i - -O -d dump.bin (btt's input)": ["blkparse", "-i", "-", "-O", "-d", str(work / "dump2.bin")],
-        }
-        results: dict[str, list[dict]] = {k: [] for k in steps}
-        for rep in range(a.repeat):
-            for name, cmd in steps.items():
-                if name.startswith("ours"):
-                    resf = work / f"ours-{rep}-{len(results[name])}-{'stream' if 'stream' in name else 'parse'}.json"
-                    r = timed_child(cmd + [str(resf)], work)
-                    r.update(json.loads(resf.read_text()))
-                elif name.startswith("blkparse"):  # both blkparse steps read the stream on stdin
-                    r = timed_child(cmd, work, stdin=trace)
-                else:
-                    r = timed_child(cmd, work, stdout=work / "btt.txt")
-                results[name].append(r)
-        ours = results["ours: analysis.ingest.blktrace.parse"]
-        # correctness, same run
-        from analysis.ingest import btt as bttmod
-        bt_sum = bttmod.parse(work / "btt.txt", (work / "btt.txt").read_bytes()).summary
-        bt_all = bt_sum[bt_sum["job"] == "all"].set_index("metric")["value"]
-        n_bp = blkparse_completed(work / "blkparse.txt")
-        checks = [("completed == blkparse's Reads+Writes Completed", ours[0]["completed"], n_bp,
-                   ours[0]["completed"] == n_bp)]
-        for m in ("q2c_mean", "d2c_mean"):
-            key = m.split("_")[0].upper()
-            ref = float(bt_all[m]) if m in bt_all.index else None
-            ok = ref is not None and abs(ours[0][m] - ref) <= 0.01 * ref
-            checks.append((f"{key} mean within 1 % of btt's", ours[0][m], ref, ok))
-        st = results["ours, bounded memory: blktrace.parse_stream (request rows to a sink)"][0]
-        checks.append(("parse_stream: completed == parse's, no window bound hit", st["completed"],
-                       ours[0]["completed"], st["completed"] == ours[0]["completed"] and not st["bounds"]))
-        checks.append(("parse_stream: every summary value == parse's (means 1e-9 rel.)",
-                       float(len(st["summary"])), float(len(ours[0]["summary"])),
-                       _same_summary(st["summary"], ours[0]["summary"])))
-
-        def med(name, key):
-            return statistics.median(r[key] for r in results[name])
-        lines = ["| step | process s (median of %d) | min–max | CPU s | peak RSS MiB |" % a.repeat,
-                 "|---|---:|---:|---:|---:|"]
-        for name in steps:
-            rs = results[name]
-            lines.append(f"| {name} | {med(name, 'process_s'):.3f} | {min(r['process_s'] for r in rs):.3f}–"
-                         f"{max(r['process_s'] for r in rs):.3f} | {med(name, 'cpu_s'):.3f} | "
-                         f"{max(r['rss_kb'] for r in rs) / 1024:.0f} |")
-        o = med("ours: analysis.ingest.blktrace.parse", "process_s")
-        oc = statistics.median(r["call_s"] for r in ours)
-        bpt, btt_t = med("blkparse -i - -o /dev/null", "process_s"), med("btt -i dump.bin", "process_s")
-        pipe = btt_t + med("blkparse -i - -O -d dump.bin (btt's input)", "process_s")
-        so = med("ours, bounded memory: blktrace.parse_stream (request rows to a sink)", "process_s")
-        mib = info["bytes"] / 2**20
-
-        def rss_ratio(name):
-            return max(r["rss_kb"] for r in results[name]) / 1024 / mib
-        rp = rss_ratio("ours: analysis.ingest.blktrace.parse")
-        rs_ = rss_ratio("ours, bounded memory: blktrace.parse_stream (request rows to a sink)")
-        lines += ["", "| comparison | target (issue 26) | ratio (process time, peak RSS) | verdict |",
-                  "|---|---|---:|---|",
-                  f"| ours (parse) vs blkparse text rendering | ≥ 4× faster | {bpt / o:.2f}× faster | "
-                  f"{'PASS' if bpt / o >= 4 else 'MISS'} |",
-                  f"| ours (parse_stream) vs blkparse text rendering | ≥ 4× faster | {bpt / so:.2f}× faster | "
-                  f"{'PASS' if bpt / so >= 4 else 'MISS'} |",
-                  f"| ours (parse): peak RSS / trace size | ≤ 1.5× | {rp:.2f}× | {'PASS' if rp <= 1.5 else 'MISS'} |",
-                  f"| ours (parse_stream): peak RSS / trace size | ≤ 1.5× | {rs_:.2f}× | "
-                  f"{'PASS' if rs_ <= 1.5 else 'MISS'} |",
-                  f"| blkparse: peak RSS / trace size | (information) | "
-                  f"{rss_ratio('blkparse -i - -o /dev/null'):.2f}× | |",
-                  f"| ours vs btt (Q2C/D2C) | at least as fast | {btt_t / o:.2f}× faster | "
-                  f"{'PASS' if btt_t / o >= 1 else 'MISS'} |",
-                  f"| ours vs btt's pipeline from the raw stream (blkparse -O -d, then btt) | (information) | "
-                  f"{pipe / o:.2f}× faster | |",
-                  "", f"ours, the parse call alone (after interpreter start and imports): {oc:.3f} s median; "
-                  f"{ours[0]['requests_rows']:,} requests; {int(ours[0]['events']):,} events counted.",
-                  "", "| correctness check | ours | reference | ok |", "|---|---:|---:|---|"]
+        results = run_steps(step_commands(work, trace, dump), work, trace, a.repeat)
+        checks = correctness_checks(work, results)
+        lines = timing_lines(results, a.repeat) + target_lines(results, info["bytes"] / 2**20)
+        lines += ["", "| correctness check | ours | reference | ok |", "|---|---:|---:|---|"]
         lines += [f"| {c} | {x:,.1f} | {y if y is None else f'{y:,.1f}'} | {'yes' if ok else 'NO'} |"
                   for c, x, y, ok in checks]
-        hdr = (f"Input: {info['records']:,} records, {info['events']:,} of them events (not notify records), "
-               f"{info['bytes'] / 2**20:.1f} MiB = {info['copies']} copies of "
-               f"{info['source']} ({info['source_records']:,} records). Machine: nproc {os.cpu_count()}, "
-               f"{time.strftime('%Y-%m-%d %H:%M %Z')}, load {open('/proc/loadavg').read().split()[:3]}. "
-               f"Peak RSS: each step's process (wait4), which starts at what this launcher had resident when "
-               f"it forked ({floor / 1024:.0f} MiB at most).")
-        text = hdr + "\n\n" + "\n".join(lines) + "\n"
+        text = report_header(info, floor) + "\n\n" + "\n".join(lines) + "\n"
         print(text)
         if a.out:
             a.out.write_text(text)

@@ -518,6 +518,55 @@ def pick_rados_source() -> tuple[Path, dict, str]:
                                 f"and a write summary)")
 
 
+def _min_lat_ts0(minlats: list[str]) -> _dt.datetime | None:
+    """The time the first ``min lat`` line (printed at sec 20) would have had at sec 0; None when it has
+    no timestamp."""
+    m = _TS.match(minlats[0])
+    if not m:
+        return None
+    try:
+        return (_dt.datetime.strptime(f"{m.group(1)} {m.group(3)}", "%Y-%m-%d %H:%M:%S.%f")
+                - _dt.timedelta(seconds=20))
+    except ValueError:
+        return None
+
+
+def _min_lat_line(minlats: list[str], sec: int, ts0: _dt.datetime | None) -> str:
+    """The ``min lat`` line rados bench prints at ``sec`` (a multiple of 20): the originals cycled, their
+    timestamp (when they have one) moved to ts0 + sec."""
+    ml = minlats[(sec // 20 - 1) % len(minlats)]
+    mm = _TS.match(ml)
+    if ts0 is not None and mm:
+        ml = (ts0 + _dt.timedelta(seconds=sec)).strftime(f"%Y-%m-%d{mm.group(2)}%H:%M:%S.%f") \
+            + mm.group(4)
+    return ml
+
+
+def _rados_row_line(sec: int, r: tuple, started: int, finished: int) -> str:
+    """One interval row: ``sec``, started and finished new, the other columns of row ``r`` as they were."""
+    return (f"{sec:5d} {r[1]:>7} {started:9d} {finished:9d} {r[4]:>9} {r[5]:>9} "
+            f"{r[6]:>11} {r[7]:>11}\n")
+
+
+def _rados_summary(summary: list[str], total_writes: int, last_sec: int, src_last_sec: int) -> list[str]:
+    """The original summary lines with ``Total writes made`` / ``Removed N objects`` set to
+    ``total_writes`` and ``Total time run`` moved to the new length (s, its fraction past the source's
+    last row kept)."""
+    new_summary = []
+    for ln in summary:
+        if ln.startswith("Total writes made"):
+            ln = re.sub(r"\d+\s*$", str(total_writes), ln)
+        elif ln.startswith("Removed ") and ln.endswith(" objects"):
+            ln = f"Removed {total_writes} objects"
+        elif ln.startswith("Total time run"):
+            mt = re.search(r"([\d.]+)\s*$", ln)
+            if mt:
+                frac = float(mt.group(1)) - (src_last_sec + 1)
+                ln = ln[:mt.start(1)] + f"{last_sec + 1 + max(frac, 0):g}"
+        new_summary.append(ln + "\n")
+    return new_summary
+
+
 def make_rados(workdir: Path, n_lines: int) -> dict:
     """Replicate a real rados bench write run to at least ``n_lines`` lines.
 
@@ -533,21 +582,10 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
     body = rows[1:] if zero else rows
     last_fin = int(body[-1][3])
     minlats = st["minlat"]
-    ts0 = None
-    m = _TS.match(minlats[0])
-    if m:
-        try:  # the time the first min-lat line (at sec 20) would have had at sec 0
-            ts0 = (_dt.datetime.strptime(f"{m.group(1)} {m.group(3)}", "%Y-%m-%d %H:%M:%S.%f")
-                   - _dt.timedelta(seconds=20))
-        except ValueError:
-            ts0 = None
+    ts0 = _min_lat_ts0(minlats)
     summary = list(st["summary"])
     out = workdir / "rados_bench.txt"
     table = workdir / "rados_table.txt"
-
-    def fmt(sec, r, started, finished):
-        return (f"{sec:5d} {r[1]:>7} {started:9d} {finished:9d} {r[4]:>9} {r[5]:>9} "
-                f"{r[6]:>11} {r[7]:>11}\n")
 
     buf, tbuf = [], []
     for ln in st["preamble"]:
@@ -556,7 +594,7 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
     nlines = len(buf) + len(summary)
     data_rows = 0
     if zero:
-        s = fmt(0, zero, int(zero[2]), int(zero[3]))
+        s = _rados_row_line(0, zero, int(zero[2]), int(zero[3]))
         buf.append(s)
         tbuf.append(s)
         nlines += 1
@@ -565,12 +603,7 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
     prev_s = prev_f = -1
     while nlines < n_lines:
         if sec % 20 == 0:
-            ml = minlats[(sec // 20 - 1) % len(minlats)]
-            mm = _TS.match(ml)
-            if ts0 is not None and mm:
-                ml = (ts0 + _dt.timedelta(seconds=sec)).strftime(f"%Y-%m-%d{mm.group(2)}%H:%M:%S.%f") \
-                    + mm.group(4)
-            buf.append(ml + "\n")
+            buf.append(_min_lat_line(minlats, sec, ts0) + "\n")
             buf.append(st["header"] + "\n")
             nlines += 2
         r = body[j]
@@ -578,7 +611,7 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
         started, finished = int(r[2]) + off, int(r[3]) + off
         started, finished = max(started, prev_s), max(finished, prev_f)  # never decrease
         prev_s, prev_f = started, finished
-        s = fmt(sec, r, started, finished)
+        s = _rados_row_line(sec, r, started, finished)
         buf.append(s)
         tbuf.append(s)
         nlines += 1
@@ -587,20 +620,7 @@ def make_rados(workdir: Path, n_lines: int) -> dict:
         j += 1
         if j == len(body):
             j, copy = 0, copy + 1
-    last_sec = sec - 1
-    new_summary = []
-    for ln in summary:
-        if ln.startswith("Total writes made"):
-            ln = re.sub(r"\d+\s*$", str(prev_f), ln)
-        elif ln.startswith("Removed ") and ln.endswith(" objects"):
-            ln = f"Removed {prev_f} objects"
-        elif ln.startswith("Total time run"):
-            mt = re.search(r"([\d.]+)\s*$", ln)
-            if mt:
-                frac = float(mt.group(1)) - (int(body[-1][0]) + 1)
-                ln = ln[:mt.start(1)] + f"{last_sec + 1 + max(frac, 0):g}"
-        new_summary.append(ln + "\n")
-    buf.extend(new_summary)
+    buf.extend(_rados_summary(summary, prev_f, sec - 1, int(body[-1][0])))
     out.write_text("".join(buf))
     table.write_text("".join(tbuf))
     total = sum(1 for _ in buf)
@@ -768,7 +788,52 @@ def rel(a, b):
     return abs(a - b) / abs(b) if b else abs(a - b)
 
 
-def main(argv: list[str] | None = None) -> int:
+class Report:
+    """The report's lines: each printed as it comes and kept for ``--out``'s Markdown file."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def table(self, head: list[str], rows: list[list[str]], align: str | None = None) -> None:
+        for ln in md_table(head, rows, align):
+            self(ln)
+
+
+class Steps:
+    """The measured steps: on the fio log, on the rados bench output, and our reader's stage breakdown."""
+
+    def __init__(self, fpath: str, fio: dict, rados: dict, rmode: str, probe: dict) -> None:
+        self.f_ours = Step("ours", "ours: analysis.ingest.read", ["worker", "ours-fio", fpath])
+        self.f_f2g = Step("f2g", "fio2gnuplot parse+stats", ["worker", "fio2gnuplot", fpath, ""])
+        self.f_pd = Step("pd", "pandas.read_csv(header=None)", ["worker", "pandas", fpath])
+        self.f_wc = Step("wc", "wc -l", ["wc", "-l", fpath])
+        rpath = str(rados["path"])
+        r_label = {"read": "ours: analysis.ingest.read",
+                   "direct": "ours: radosbench.parse (direct; read() does not route it yet)",
+                   "unavailable": "ours (rados bench reader)"}[rmode]
+        if rmode == "direct" and probe.get("reader_file"):
+            rf = probe["reader_file"]
+            r_label += f" [radosbench.py sha256 {rf['sha256']}…, mtime {rf['mtime']}]"
+        self.r_ours = Step("ours", r_label, ["worker", "ours-rados", rpath, rmode])
+        self.r_pd = Step("pd", "pandas.read_csv(sep=r'\\s+') on table lines only",
+                         ["worker", "pandas-ws", str(rados["table"])])
+        self.r_wc = Step("wc", "wc -l", ["wc", "-l", rpath])
+        self.bd = Step("bd", "breakdown", ["worker", "ours-breakdown", fpath, str(fio["small"])])
+
+    @property
+    def fio(self) -> list[Step]:
+        return [self.f_ours, self.f_f2g, self.f_pd, self.f_wc]
+
+    @property
+    def rados(self) -> list[Step]:
+        return [self.r_ours, self.r_pd, self.r_wc]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lines", type=int, default=None, help="fio log lines (default 5,000,000)")
     ap.add_argument("--rados-lines", type=int, default=None, help="rados bench lines (default 1,000,000)")
@@ -776,252 +841,270 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to generate the inputs (default: a temp dir, removed at the end)")
     ap.add_argument("--quick", action="store_true", help="100k lines each: a smoke test")
     ap.add_argument("--out", type=Path, default=None, help="also write the tables as Markdown here")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def say_machine(say: Report, info: dict[str, str]) -> None:
+    """The title and the date, machine and tools lines (:func:`machine_info`)."""
+    say("# bench_ingest — analysis.ingest.read vs reference tools")
+    say()
+    say(f"- date: {info['date']}")
+    say(f"- machine: nproc {info['nproc']}, CPU {info['cpu']}, memory {info['memory']}, "
+        f"kernel {info['kernel']}, load average at start {info['load']}")
+    say(f"- tools: {info['fio']}, Python {info['python']}, {info['packages']}; code: {info['code']}")
+
+
+def generate_inputs(workdir: Path, n_fio: int, n_rados: int) -> tuple[dict, dict]:
+    """The fio log and the rados bench output (:func:`make_fio_log`, :func:`make_rados`), made in child
+    processes; their paths as Path.  Exits when one fails."""
+    # generated in child processes: Linux carries a process's peak RSS across execve into
+    # ru_maxrss, so every measured child starts from THIS process's peak; keep it small
+    fio = run_child(["worker", "gen-fio", str(workdir), str(n_fio)], workdir, "gen-fio")
+    rados = run_child(["worker", "gen-rados", str(workdir), str(n_rados)], workdir, "gen-rados")
+    for g in (fio, rados):
+        if "error" in g:
+            raise SystemExit(f"input generation failed: {g['error']}\n{g.get('traceback', '')}")
+        for k in ("path", "small", "table", "source"):
+            if k in g:
+                g[k] = Path(g[k])
+    return fio, rados
+
+
+def say_inputs(say: Report, fio: dict, rados: dict) -> None:
+    """The inputs and the method."""
+    say(f"- fio input: `{fio['cmd']}` wrote {fio['orig_lines']:,} per-IO clat lines; replicated "
+        f"×{fio['copies']} (time shifted, fio's line format kept) to {fio['lines']:,} lines, "
+        f"{fio['bytes'] / 2**20:.1f} MiB, beside fio's b.json")
+    src = rados["source"]
+    src_txt = src.relative_to(REPO) if src.is_relative_to(REPO) else Path("../") / src.relative_to(REPO.parent)
+    say(f"- rados bench input: `{src_txt}` ({rados['why']}; {rados['src_rows']:,} interval rows) "
+        f"replicated to {rados['lines']:,} lines ({rados['data_rows']:,} interval rows + "
+        f"{rados['non_data']:,} preamble/header/min-lat/summary lines), "
+        f"{rados['bytes'] / 2**20:.1f} MiB; Total writes made = {rados['total_writes']:,}")
+    say(f"- method: each step in a fresh process, {REPS} runs round-robin; call s = median wall "
+        f"time of the parsing call inside the child (after interpreter start and top-level "
+        f"imports; lazy imports inside the call are included; for wc = whole process); "
+        f"process s = median whole-process wall time and CPU s = median user+sys of the child, "
+        f"both without the bench's own post-call checks (timed in the child, subtracted); "
+        f"peak RSS = max over the runs of the child's ru_maxrss (getrusage RUSAGE_SELF) read "
+        f"right after the call — the counter os.wait4()/GNU time -v report at exit, read before "
+        f"the bench's checks; for wc from os.wait4(); every input read once beforehand (warm "
+        f"page cache); our reader run once untimed first (C scanner built once → on-disk cache)")
+    say("- fio2gnuplot: /usr/bin/fio2gnuplot (Python 3 script) loaded as a module with "
+        "importlib SourceFileLoader (its __main__ block not run); timed = its "
+        "compute_temp_file() (reads every line, writes its gnuplot data file) + compute_math() "
+        "(min/max/avg/stddev, writes .global etc.), with main()'s defaults (min_time 0, "
+        "max_time -1); no compute_aggregated_file / gnuplot script / rendering")
+
+
+def warm_up_readers(workdir: Path, fpath: str, rpath: str) -> tuple[dict, str]:
+    """Our reader once, untimed (builds the C scanner on a cold cache), and a probe of the rados reader:
+    (the probe's result, the rados mode: read, direct or unavailable)."""
+    print("(warm-up: our reader once, untimed)", flush=True)
+    w = run_child(["worker", "ours-fio", fpath], workdir, "warmup-fio")
+    if "error" in w:
+        print(f"  warm-up error: {w['error']}", flush=True)
+    probe = run_child(["worker", "ours-rados", rpath, "auto"], workdir, "warmup-rados")
+    rmode = probe.get("mode", "unavailable")
+    if "error" in probe and rmode != "unavailable":
+        print(f"  rados warm-up error: {probe['error']}; warming up once more", flush=True)
+        again = run_child(["worker", "ours-rados", rpath, rmode], workdir, "warmup-rados2")
+        if "error" in again:
+            print(f"  rados warm-up error again: {again['error']}", flush=True)
+        else:
+            probe["reader_file"] = again.get("reader_file")
+    return probe, rmode
+
+
+def run_steps(steps: Steps, workdir: Path, rmode: str) -> None:
+    """Every step :data:`REPS` times round-robin, each run in a fresh child, into its ``runs``."""
+    for rep in range(REPS):
+        for grp, group in (("fio", steps.fio), ("rados", steps.rados)):
+            for s in group:
+                if s is steps.r_ours and rmode == "unavailable":
+                    s.runs.append({"mode": "unavailable", "error": "rados bench: reader not available"})
+                    continue
+                argv = list(s.argv)
+                if s is steps.f_f2g:
+                    argv[-1] = str(workdir / f"f2g_out_{rep}")
+                print(f"  run {rep + 1}/{REPS} {grp}: {s.label} …", end="", flush=True)
+                r = run_child(argv, workdir, f"{grp}-{s.key}-{rep}")
+                s.runs.append(r)
+                if s is steps.f_f2g:
+                    shutil.rmtree(workdir / f"f2g_out_{rep}", ignore_errors=True)
+                print(f" {r.get('call_s', float('nan')):.3f} s" if "error" not in r
+                      else f" ERROR {r['error'][:200]}", flush=True)
+        steps.bd.runs.append(run_child(steps.bd.argv, workdir, f"bd-{rep}"))
+    print(flush=True)
+
+
+def say_step_table(say: Report, steps: list[Step]) -> None:
+    """The steps' timing table, and where the bench's own checks raised a child's peak RSS."""
+    say.table(STEP_HEAD, step_rows(steps))
+    if exit_rss_note(steps):
+        say()
+        say(exit_rss_note(steps))
+    say()
+
+
+def say_timings(say: Report, steps: Steps, fio: dict, rados: dict, rmode: str, launcher_kb: int) -> None:
+    """The peak-RSS floor (KiB of this launcher), then per input its steps and the ratios to targets."""
+    say(f"- peak RSS floor: Linux carries a process's peak RSS across fork/execve into "
+        f"ru_maxrss, so each child's figure is at least the launching process's own peak, "
+        f"{launcher_kb / 1024:.0f} MiB here (inputs are generated in child processes to keep it "
+        f"small); wc's own footprint is below that")
+    say()
+    say(f"## 1. fio per-IO clat log: {fio['lines']:,} lines, {fio['bytes'] / 2**20:.1f} MiB")
+    say()
+    say_step_table(say, steps.fio)
+    say.table(RATIO_HEAD, ratio_rows(steps.f_ours, [
+        (steps.f_f2g, f"speedup>={TARGET_F2G}", f"≥ {TARGET_F2G:g}× faster"),
+        (steps.f_pd, "faster", "faster"),
+        (steps.f_wc, f"within {TARGET_WC}", f"within {TARGET_WC:g}× of wc")]), "llllll")
+    say()
+    say(f"## 2. rados bench stdout: {rados['lines']:,} lines, {rados['bytes'] / 2**20:.1f} MiB")
+    say()
+    if rmode == "unavailable":
+        say("rados bench: reader not available (read() does not recognise the file and "
+            "analysis/ingest/radosbench.py does not exist)")
+        say()
+    say_step_table(say, steps.rados)
+    if rmode != "unavailable":
+        say.table(RATIO_HEAD, ratio_rows(steps.r_ours, [
+            (steps.r_pd, "faster", "faster (extra reference)"),
+            (steps.r_wc, f"within {TARGET_WC}", f"within {TARGET_WC:g}× of wc")]), "llllll")
+        say()
+
+
+def fio_checks(steps: Steps) -> tuple[list[list[str]], bool]:
+    """(check, values, result) rows on the fio log: our rows and means against wc and pandas; failed?"""
+    failed = False
+    checks: list[list[str]] = []
+    wc_n = int(steps.f_wc.first().get("stdout", "-1 x").split()[0]) if steps.f_wc.ok_runs() else None
+    o = steps.f_ours.first()
+    pdres = steps.f_pd.first()
+    ok = o.get("rows") is not None and o.get("rows") == wc_n
+    checks.append(["fio: our series rows == wc -l", f"{o.get('rows')} vs {wc_n}", verdict(ok)])
+    failed |= not ok
+    for key, label in (("series_mean", "mean of our series `value`"),
+                       ("summary_mean", "sample-weighted mean of our per-ddir clat_mean")):
+        e = rel(o.get(key), pdres.get("mean_col1"))
+        ok = e is not None and e <= REL_TOL
+        checks.append([f"fio: {label} == pandas df[1].mean() (rel ≤ 1e-9)",
+                       f"{o.get(key)!r} vs {pdres.get('mean_col1')!r} (rel {e:.1e})"
+                       if e is not None else "missing", verdict(ok)])
+        failed |= not ok
+    names = {"0": "read", "1": "write", "2": "trim"}
+    for code, pm in (pdres.get("per_ddir") or {}).items():
+        ours_d = (o.get("summary_per_ddir") or {}).get(names.get(code, code), {})
+        e = rel(ours_d.get("mean"), pm)
+        ok = e is not None and e <= REL_TOL
+        checks.append([f"fio: clat_mean {names.get(code, code)} == pandas groupby(2)[1].mean()",
+                       f"rel {e:.1e}" if e is not None else "missing", verdict(ok)])
+        failed |= not ok
+    checks.append(["fio: our unit / metric", f"{o.get('unit')} {o.get('metric')}; "
+                   f"{o.get('latency_unit_source')}", "info"])
+    g = steps.f_f2g.first().get("global") or {}
+    if g:
+        e = rel(g.get("avg"), pdres.get("mean_col1"))
+        checks.append(["fio2gnuplot: values_count, avg (info, not a target)",
+                       f"{int(g.get('values_count', -1)):,} values (wc -l {wc_n:,}); avg "
+                       f"{g.get('avg')} (rel {e:.1e} to pandas). It keeps only lines with "
+                       f"time > 0 ms: its `min_time==0.5` is a comparison, not an assignment",
+                       "info"])
+    return checks, failed
+
+
+def rados_checks(steps: Steps, rados: dict, rmode: str) -> tuple[list[list[str]], bool]:
+    """(check, values, result) rows on the rados bench output: line and interval-row counts against wc
+    and the lines written, pandas on the table lines; failed?"""
+    failed = False
+    checks: list[list[str]] = []
+    pr = steps.r_pd.first()
+    if rmode != "unavailable":
+        ro = steps.r_ours.first()
+        exp = rados["data_rows"]
+        wc_r = int(steps.r_wc.first().get("stdout", "-1 x").split()[0]) if steps.r_wc.ok_runs() else None
+        ok = wc_r == rados["lines"]
+        checks.append(["rados: wc -l == lines written", f"{wc_r} vs {rados['lines']}", verdict(ok)])
+        failed |= not ok
+        rr = ro.get("rows")
+        ok = rr == exp
+        detail = (f"{rr} vs {wc_r} − {rados['non_data']} = {exp}; per metric "
+                  f"{ro.get('per_metric_rows')}; {ro.get('series_rows')} series rows, "
+                  f"{ro.get('distinct_t_s')} distinct t_s")
+        if "error" in ro:
+            detail = ro["error"][:300]
+        checks.append(["rados: our interval rows (largest per-metric count) == wc -l − non-data lines",
+                       detail, verdict(ok)])
+        failed |= not ok
+        hit = [k for k, v in (ro.get("summary") or {}).items() if v == rados["total_writes"]]
+        checks.append(["rados: a summary value equals Total writes made", f"{hit or 'none'}", "info"])
+    else:
+        checks.append(["rados: our reader", "rados bench: reader not available", "—"])
+    checks.append(["rados: pandas rows on table lines == interval rows",
+                   f"{pr.get('rows')} vs {rados['data_rows']}",
+                   verdict(pr.get("rows") == rados["data_rows"])])
+    return checks, failed
+
+
+def say_breakdown(say: Report, bd: Step) -> None:
+    """Where our reader's time goes: per stage the median s, its share of the warm read(), peak RSS."""
+    say("## Where our reader's time goes (fio log; one fresh process per run, median of 3)")
+    say()
+    stages: dict[str, list[float]] = {}
+    srss: dict[str, int] = {}
+    for r in bd.ok_runs():
+        for k, v in r["stages"].items():
+            stages.setdefault(k, []).append(v)
+        for k, v in r.get("stage_rss_kb", {}).items():
+            srss[k] = max(srss.get(k, 0), v)
+    if stages:
+        tot = statistics.median(stages.get("read() of the big log, warm process: total", [float("nan")]))
+        rows = [[k, fmt_s(statistics.median(v)),
+                 f"{100 * statistics.median(v) / tot:.0f}%" if k.startswith("  ") else "",
+                 fmt_mib(srss[k]) if k in srss else ""]
+                for k, v in stages.items()]
+        say.table(["stage", "s", "of warm read()", "peak RSS MiB so far"], rows, "lrrr")
+    else:
+        say(f"breakdown failed: {bd.runs[0].get('error') if bd.runs else 'not run'}")
+    say()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     n_fio = args.lines or (100_000 if args.quick else 5_000_000)
     n_rados = args.rados_lines or (100_000 if args.quick else 1_000_000)
-
     own_tmp = args.workdir is None
     workdir = Path(tempfile.mkdtemp(prefix="bench_ingest.")) if own_tmp else args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    md: list[str] = []
-
-    def say(line: str = "") -> None:
-        print(line, flush=True)
-        md.append(line)
-
+    say = Report()
     try:
-        info = machine_info()
-        say("# bench_ingest — analysis.ingest.read vs reference tools")
-        say()
-        say(f"- date: {info['date']}")
-        say(f"- machine: nproc {info['nproc']}, CPU {info['cpu']}, memory {info['memory']}, "
-            f"kernel {info['kernel']}, load average at start {info['load']}")
-        say(f"- tools: {info['fio']}, Python {info['python']}, {info['packages']}; code: {info['code']}")
+        say_machine(say, machine_info())
         print(f"(generating inputs in {workdir} …)", flush=True)
         t0 = time.perf_counter()
-        # generated in child processes: Linux carries a process's peak RSS across execve into
-        # ru_maxrss, so every measured child starts from THIS process's peak; keep it small
-        fio = run_child(["worker", "gen-fio", str(workdir), str(n_fio)], workdir, "gen-fio")
-        rados = run_child(["worker", "gen-rados", str(workdir), str(n_rados)], workdir, "gen-rados")
-        for g in (fio, rados):
-            if "error" in g:
-                raise SystemExit(f"input generation failed: {g['error']}\n{g.get('traceback', '')}")
-            for k in ("path", "small", "table", "source"):
-                if k in g:
-                    g[k] = Path(g[k])
+        fio, rados = generate_inputs(workdir, n_fio, n_rados)
         gen_s = time.perf_counter() - t0
-        say(f"- fio input: `{fio['cmd']}` wrote {fio['orig_lines']:,} per-IO clat lines; replicated "
-            f"×{fio['copies']} (time shifted, fio's line format kept) to {fio['lines']:,} lines, "
-            f"{fio['bytes'] / 2**20:.1f} MiB, beside fio's b.json")
-        src = rados["source"]
-        src_txt = src.relative_to(REPO) if src.is_relative_to(REPO) else Path("../") / src.relative_to(REPO.parent)
-        say(f"- rados bench input: `{src_txt}` ({rados['why']}; {rados['src_rows']:,} interval rows) "
-            f"replicated to {rados['lines']:,} lines ({rados['data_rows']:,} interval rows + "
-            f"{rados['non_data']:,} preamble/header/min-lat/summary lines), "
-            f"{rados['bytes'] / 2**20:.1f} MiB; Total writes made = {rados['total_writes']:,}")
-        say(f"- method: each step in a fresh process, {REPS} runs round-robin; call s = median wall "
-            f"time of the parsing call inside the child (after interpreter start and top-level "
-            f"imports; lazy imports inside the call are included; for wc = whole process); "
-            f"process s = median whole-process wall time and CPU s = median user+sys of the child, "
-            f"both without the bench's own post-call checks (timed in the child, subtracted); "
-            f"peak RSS = max over the runs of the child's ru_maxrss (getrusage RUSAGE_SELF) read "
-            f"right after the call — the counter os.wait4()/GNU time -v report at exit, read before "
-            f"the bench's checks; for wc from os.wait4(); every input read once beforehand (warm "
-            f"page cache); our reader run once untimed first (C scanner built once → on-disk cache)")
-        say("- fio2gnuplot: /usr/bin/fio2gnuplot (Python 3 script) loaded as a module with "
-            "importlib SourceFileLoader (its __main__ block not run); timed = its "
-            "compute_temp_file() (reads every line, writes its gnuplot data file) + compute_math() "
-            "(min/max/avg/stddev, writes .global etc.), with main()'s defaults (min_time 0, "
-            "max_time -1); no compute_aggregated_file / gnuplot script / rendering")
-
+        say_inputs(say, fio, rados)
         warm([fio["path"], fio["small"], rados["path"], rados["table"], workdir / "fio_big/b.json"])
         fpath, rpath = str(fio["path"]), str(rados["path"])
-
-        # warm-up of our reader (untimed): builds the C scanner on a cold cache; probes the rados reader
-        print("(warm-up: our reader once, untimed)", flush=True)
-        w = run_child(["worker", "ours-fio", fpath], workdir, "warmup-fio")
-        if "error" in w:
-            print(f"  warm-up error: {w['error']}", flush=True)
-        probe = run_child(["worker", "ours-rados", rpath, "auto"], workdir, "warmup-rados")
-        rmode = probe.get("mode", "unavailable")
-        if "error" in probe and rmode != "unavailable":
-            print(f"  rados warm-up error: {probe['error']}; warming up once more", flush=True)
-            again = run_child(["worker", "ours-rados", rpath, rmode], workdir, "warmup-rados2")
-            if "error" in again:
-                print(f"  rados warm-up error again: {again['error']}", flush=True)
-            else:
-                probe["reader_file"] = again.get("reader_file")
-
-        f_ours = Step("ours", "ours: analysis.ingest.read", ["worker", "ours-fio", fpath])
-        f_f2g = Step("f2g", "fio2gnuplot parse+stats", ["worker", "fio2gnuplot", fpath, ""])
-        f_pd = Step("pd", "pandas.read_csv(header=None)", ["worker", "pandas", fpath])
-        f_wc = Step("wc", "wc -l", ["wc", "-l", fpath])
-        fio_steps = [f_ours, f_f2g, f_pd, f_wc]
-        r_label = {"read": "ours: analysis.ingest.read",
-                   "direct": "ours: radosbench.parse (direct; read() does not route it yet)",
-                   "unavailable": "ours (rados bench reader)"}[rmode]
-        if rmode == "direct" and probe.get("reader_file"):
-            rf = probe["reader_file"]
-            r_label += f" [radosbench.py sha256 {rf['sha256']}…, mtime {rf['mtime']}]"
-        r_ours = Step("ours", r_label, ["worker", "ours-rados", rpath, rmode])
-        r_pd = Step("pd", "pandas.read_csv(sep=r'\\s+') on table lines only",
-                    ["worker", "pandas-ws", str(rados["table"])])
-        r_wc = Step("wc", "wc -l", ["wc", "-l", rpath])
-        rados_steps = [r_ours, r_pd, r_wc]
-        bd = Step("bd", "breakdown", ["worker", "ours-breakdown", fpath, str(fio["small"])])
-
-        for rep in range(REPS):
-            for grp, steps in (("fio", fio_steps), ("rados", rados_steps)):
-                for s in steps:
-                    if s is r_ours and rmode == "unavailable":
-                        s.runs.append({"mode": "unavailable", "error": "rados bench: reader not available"})
-                        continue
-                    argv = list(s.argv)
-                    if s is f_f2g:
-                        argv[-1] = str(workdir / f"f2g_out_{rep}")
-                    print(f"  run {rep + 1}/{REPS} {grp}: {s.label} …", end="", flush=True)
-                    r = run_child(argv, workdir, f"{grp}-{s.key}-{rep}")
-                    s.runs.append(r)
-                    if s is f_f2g:
-                        shutil.rmtree(workdir / f"f2g_out_{rep}", ignore_errors=True)
-                    print(f" {r.get('call_s', float('nan')):.3f} s" if "error" not in r
-                          else f" ERROR {r['error'][:200]}", flush=True)
-            bd.runs.append(run_child(bd.argv, workdir, f"bd-{rep}"))
-        print(flush=True)
-        launcher_kb = _rss_kb()
-
-        # ---------------------------------------------------------------- tables
-        say(f"- peak RSS floor: Linux carries a process's peak RSS across fork/execve into "
-            f"ru_maxrss, so each child's figure is at least the launching process's own peak, "
-            f"{launcher_kb / 1024:.0f} MiB here (inputs are generated in child processes to keep it "
-            f"small); wc's own footprint is below that")
-        say()
-        say(f"## 1. fio per-IO clat log: {fio['lines']:,} lines, {fio['bytes'] / 2**20:.1f} MiB")
-        say()
-        for ln in md_table(STEP_HEAD, step_rows(fio_steps)):
-            say(ln)
-        if exit_rss_note(fio_steps):
-            say()
-            say(exit_rss_note(fio_steps))
-        say()
-        for ln in md_table(RATIO_HEAD, ratio_rows(f_ours, [
-                (f_f2g, f"speedup>={TARGET_F2G}", f"≥ {TARGET_F2G:g}× faster"),
-                (f_pd, "faster", "faster"),
-                (f_wc, f"within {TARGET_WC}", f"within {TARGET_WC:g}× of wc")]), "llllll"):
-            say(ln)
-        say()
-        say(f"## 2. rados bench stdout: {rados['lines']:,} lines, {rados['bytes'] / 2**20:.1f} MiB")
-        say()
-        if rmode == "unavailable":
-            say("rados bench: reader not available (read() does not recognise the file and "
-                "analysis/ingest/radosbench.py does not exist)")
-            say()
-        for ln in md_table(STEP_HEAD, step_rows(rados_steps)):
-            say(ln)
-        if exit_rss_note(rados_steps):
-            say()
-            say(exit_rss_note(rados_steps))
-        say()
-        if rmode != "unavailable":
-            for ln in md_table(RATIO_HEAD, ratio_rows(r_ours, [
-                    (r_pd, "faster", "faster (extra reference)"),
-                    (r_wc, f"within {TARGET_WC}", f"within {TARGET_WC:g}× of wc")]), "llllll"):
-                say(ln)
-            say()
-
-        # ---------------------------------------------------------------- correctness
+        probe, rmode = warm_up_readers(workdir, fpath, rpath)
+        steps = Steps(fpath, fio, rados, rmode, probe)
+        run_steps(steps, workdir, rmode)
+        say_timings(say, steps, fio, rados, rmode, _rss_kb())
         say("## Correctness (same run)")
         say()
-        failed = False
-        checks: list[list[str]] = []
-        wc_n = int(f_wc.first().get("stdout", "-1 x").split()[0]) if f_wc.ok_runs() else None
-        o = f_ours.first()
-        pdres = f_pd.first()
-        ok = o.get("rows") is not None and o.get("rows") == wc_n
-        checks.append(["fio: our series rows == wc -l", f"{o.get('rows')} vs {wc_n}", verdict(ok)])
-        failed |= not ok
-        for key, label in (("series_mean", "mean of our series `value`"),
-                           ("summary_mean", "sample-weighted mean of our per-ddir clat_mean")):
-            e = rel(o.get(key), pdres.get("mean_col1"))
-            ok = e is not None and e <= REL_TOL
-            checks.append([f"fio: {label} == pandas df[1].mean() (rel ≤ 1e-9)",
-                           f"{o.get(key)!r} vs {pdres.get('mean_col1')!r} (rel {e:.1e})"
-                           if e is not None else "missing", verdict(ok)])
-            failed |= not ok
-        names = {"0": "read", "1": "write", "2": "trim"}
-        for code, pm in (pdres.get("per_ddir") or {}).items():
-            ours_d = (o.get("summary_per_ddir") or {}).get(names.get(code, code), {})
-            e = rel(ours_d.get("mean"), pm)
-            ok = e is not None and e <= REL_TOL
-            checks.append([f"fio: clat_mean {names.get(code, code)} == pandas groupby(2)[1].mean()",
-                           f"rel {e:.1e}" if e is not None else "missing", verdict(ok)])
-            failed |= not ok
-        checks.append(["fio: our unit / metric", f"{o.get('unit')} {o.get('metric')}; "
-                       f"{o.get('latency_unit_source')}", "info"])
-        g = f_f2g.first().get("global") or {}
-        if g:
-            e = rel(g.get("avg"), pdres.get("mean_col1"))
-            checks.append(["fio2gnuplot: values_count, avg (info, not a target)",
-                           f"{int(g.get('values_count', -1)):,} values (wc -l {wc_n:,}); avg "
-                           f"{g.get('avg')} (rel {e:.1e} to pandas). It keeps only lines with "
-                           f"time > 0 ms: its `min_time==0.5` is a comparison, not an assignment",
-                           "info"])
-        pr = r_pd.first()
-        if rmode != "unavailable":
-            ro = r_ours.first()
-            exp = rados["data_rows"]
-            wc_r = int(r_wc.first().get("stdout", "-1 x").split()[0]) if r_wc.ok_runs() else None
-            ok = wc_r == rados["lines"]
-            checks.append(["rados: wc -l == lines written", f"{wc_r} vs {rados['lines']}", verdict(ok)])
-            failed |= not ok
-            rr = ro.get("rows")
-            ok = rr == exp
-            detail = (f"{rr} vs {wc_r} − {rados['non_data']} = {exp}; per metric "
-                      f"{ro.get('per_metric_rows')}; {ro.get('series_rows')} series rows, "
-                      f"{ro.get('distinct_t_s')} distinct t_s")
-            if "error" in ro:
-                detail = ro["error"][:300]
-            checks.append(["rados: our interval rows (largest per-metric count) == wc -l − non-data lines",
-                           detail, verdict(ok)])
-            failed |= not ok
-            hit = [k for k, v in (ro.get("summary") or {}).items() if v == rados["total_writes"]]
-            checks.append(["rados: a summary value equals Total writes made", f"{hit or 'none'}", "info"])
-        else:
-            checks.append(["rados: our reader", "rados bench: reader not available", "—"])
-        checks.append(["rados: pandas rows on table lines == interval rows",
-                       f"{pr.get('rows')} vs {rados['data_rows']}",
-                       verdict(pr.get("rows") == rados["data_rows"])])
-        for ln in md_table(["check", "values", "result"], checks, "lll"):
-            say(ln)
+        fio_rows, fio_failed = fio_checks(steps)
+        rados_rows, rados_failed = rados_checks(steps, rados, rmode)
+        say.table(["check", "values", "result"], fio_rows + rados_rows, "lll")
         say()
-
-        # ---------------------------------------------------------------- breakdown
-        say("## Where our reader's time goes (fio log; one fresh process per run, median of 3)")
-        say()
-        stages: dict[str, list[float]] = {}
-        srss: dict[str, int] = {}
-        for r in bd.ok_runs():
-            for k, v in r["stages"].items():
-                stages.setdefault(k, []).append(v)
-            for k, v in r.get("stage_rss_kb", {}).items():
-                srss[k] = max(srss.get(k, 0), v)
-        if stages:
-            tot = statistics.median(stages.get("read() of the big log, warm process: total", [float("nan")]))
-            rows = [[k, fmt_s(statistics.median(v)),
-                     f"{100 * statistics.median(v) / tot:.0f}%" if k.startswith("  ") else "",
-                     fmt_mib(srss[k]) if k in srss else ""]
-                    for k, v in stages.items()]
-            for ln in md_table(["stage", "s", "of warm read()", "peak RSS MiB so far"], rows, "lrrr"):
-                say(ln)
-        else:
-            say(f"breakdown failed: {bd.runs[0].get('error') if bd.runs else 'not run'}")
-        say()
+        say_breakdown(say, steps.bd)
         say(f"(inputs generated in {gen_s:.1f} s; exit status 1 only if a correctness check fails)")
         if args.out:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text("\n".join(md) + "\n")
+            args.out.write_text("\n".join(say.lines) + "\n")
             print(f"Markdown written to {args.out}")
-        return 1 if failed else 0
+        return 1 if fio_failed or rados_failed else 0
     finally:
         if own_tmp:
             shutil.rmtree(workdir, ignore_errors=True)

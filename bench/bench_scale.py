@@ -89,7 +89,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
-from bench_ingest import fmt_s, machine_info, md_table, warm  # noqa: E402  (stdlib-only module)
+from bench_ingest import Report, fmt_s, machine_info, md_table, warm  # noqa: E402  (stdlib-only module)
 
 RAW = REPO / "data" / "raw"
 BUILDER_VERSION = 3  # bump when the corpus layout changes: a reused corpus is rebuilt
@@ -378,6 +378,48 @@ def build(name: str, workdir: Path, params: dict, make) -> dict:
     return info
 
 
+def place_big_log(src: dict, i: int, root: Path, big_log_gb: float) -> dict:
+    """Big log number ``i`` from ``src`` (:func:`big_log_sources`) under ROOT/big-NN/, beside its run.json
+    (campaign ``<campaign>-bigNN``) and fio's JSON; :func:`make_big_log`'s info, path relative to root."""
+    log = src["log"]
+    d = root / f"big-{i:02d}" / src["rel"]
+    d.mkdir(parents=True)
+    name = log.name[:-3] if log.name.endswith(".gz") else log.name
+    if src["run_json"] is not None:
+        camp = json.loads(src["run_json"].read_text()).get("campaign", "big")
+        _write_run_json(src["run_json"], d / "run.json", f"{camp}-big{i:02d}")
+    else:
+        (d / "run.json").write_text(json.dumps({"campaign": f"big{i:02d}",
+                                                "origin": f"bench_scale --big-log-source {log}"}) + "\n")
+    fj = src["fio_json"]
+    if fj is not None:  # fio's JSON beside its log, as fio leaves it (units, cross-check)
+        fj_name = "b.json" if fj.name == "b.json" else "fio.json"
+        if fj.suffix == ".gz":
+            _decompress(fj, d / fj_name)
+        else:
+            shutil.copyfile(fj, d / fj_name)
+    g = make_big_log(log, d / name, int(big_log_gb * GiB))
+    g["path"] = str(Path(g["path"]).relative_to(root))
+    g["source"] = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
+    g["what"] = src["what"]
+    return g
+
+
+def add_big_logs(a, raw: Path, runs: list[dict], workdir: Path, root: Path, info: dict) -> None:
+    """The ``--big-logs`` big fio logs of ``--big-log-gb`` GiB each into the scale corpus at ``root``:
+    listed in info["big"], counted in info["mix"] (files, bytes) under their kind + " (big log)"."""
+    info["big"] = []
+    n_big = a.big_logs if a.big_log_gb > 0 else 0
+    srcs = big_log_sources(a.big_log_source, raw, runs, workdir) if n_big else []
+    for i in range(n_big):
+        g = place_big_log(srcs[i % len(srcs)], i, root, a.big_log_gb)
+        info["big"].append(g)
+        name = Path(g["path"]).name
+        m = info["mix"].setdefault(kind_by_name(name) + " (big log)", [0, 0])
+        m[0] += 1
+        m[1] += g["bytes"]
+
+
 def build_corpora(a, raw: Path, workdir: Path) -> dict[str, dict]:
     runs = raw_runs(raw)
     digest = _manifest_digest(raw)
@@ -400,36 +442,7 @@ def build_corpora(a, raw: Path, workdir: Path) -> dict[str, dict]:
             c[0] += 1
             c[1] += r["bytes"]
         info["copies_bytes"], info["copies_files"] = info["bytes"], info["files"]
-        info["big"] = []
-        n_big = a.big_logs if a.big_log_gb > 0 else 0
-        srcs = big_log_sources(a.big_log_source, raw, runs, workdir) if n_big else []
-        for i in range(n_big):
-            src = srcs[i % len(srcs)]
-            log = src["log"]
-            d = root / f"big-{i:02d}" / src["rel"]
-            d.mkdir(parents=True)
-            name = log.name[:-3] if log.name.endswith(".gz") else log.name
-            if src["run_json"] is not None:
-                camp = json.loads(src["run_json"].read_text()).get("campaign", "big")
-                _write_run_json(src["run_json"], d / "run.json", f"{camp}-big{i:02d}")
-            else:
-                (d / "run.json").write_text(json.dumps({"campaign": f"big{i:02d}",
-                                                        "origin": f"bench_scale --big-log-source {log}"}) + "\n")
-            fj = src["fio_json"]
-            if fj is not None:  # fio's JSON beside its log, as fio leaves it (units, cross-check)
-                fj_name = "b.json" if fj.name == "b.json" else "fio.json"
-                if fj.suffix == ".gz":
-                    _decompress(fj, d / fj_name)
-                else:
-                    shutil.copyfile(fj, d / fj_name)
-            g = make_big_log(log, d / name, int(a.big_log_gb * GiB))
-            g["path"] = str(Path(g["path"]).relative_to(root))
-            g["source"] = str(log.relative_to(REPO)) if log.is_relative_to(REPO) else str(log)
-            g["what"] = src["what"]
-            info["big"].append(g)
-            m = info["mix"].setdefault(kind_by_name(name) + " (big log)", [0, 0])
-            m[0] += 1
-            m[1] += g["bytes"]
+        add_big_logs(a, raw, runs, workdir, root, info)
         return info
 
     p_scale = {**base, "gb": a.gb, "files": a.files, "min_run_kib": a.min_run_kib,
@@ -939,11 +952,14 @@ def _mib(kb) -> str:
     return "—" if not kb else f"{kb / 1024:,.0f}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    def opts(d: dict) -> str:
-        return ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items())
+def _opts(d: dict) -> str:
+    return ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in d.items())
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The options, the sizes --gb … --repeat not given taken from QUICK (--quick) or FULL."""
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
-                                 epilog=f"Defaults: {opts(FULL)}; --quick: {opts(QUICK)}")
+                                 epilog=f"Defaults: {_opts(FULL)}; --quick: {_opts(QUICK)}")
     ap.add_argument("--gb", type=float, default=None, help="GiB of copied run directories (default 5)")
     ap.add_argument("--files", type=int, default=None, help="at least this many files in the copies (default 2000)")
     ap.add_argument("--big-log-gb", type=float, default=None, help="GiB per big fio log (default 1; 0: none)")
@@ -978,11 +994,16 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: this Python's '-m analysis ingest')")
     ap.add_argument("--out", type=Path, default=None, help="also write everything as Markdown here (e.g. reports/bench.md)")
     a = ap.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends the running step too (run_step)
     preset = QUICK if a.quick else FULL
     for k, v in preset.items():
         if getattr(a, k) is None:
             setattr(a, k, v)
+    return a
+
+
+def prepare_workdir(a: argparse.Namespace) -> tuple[Path, Path]:
+    """(the workdir, data/raw), both resolved; the workdir made, refused when it overlaps data/raw or
+    holds files this script did not make."""
     workdir = (a.workdir or Path("/var/tmp/cephqos-scale-quick" if a.quick else "/var/tmp/cephqos-scale")).resolve()
     raw = a.raw.resolve()
     if workdir == raw or raw in workdir.parents or workdir in raw.parents:
@@ -994,24 +1015,29 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--workdir {workdir} is not empty and was not made by bench_scale.py: "
                              f"give an empty or new folder")
         sentinel.write_text("made by bench/bench_scale.py: corpus/, tiny/, one/, fio-src/, out/, logs/ are rebuilt at will\n")
-    ingest_cmd = shlex.split(a.ingest_cmd) if a.ingest_cmd else [sys.executable, "-m", "analysis", "ingest"]
+    return workdir, raw
+
+
+def ingest_modes(a: argparse.Namespace) -> list[tuple[str, str, list[str]]]:
+    """The modes measured: (key, label, the CLI's flags) for single process, each --pool, each --workers."""
     workers = [] if a.no_dask else [int(w) for w in str(a.workers).split(",") if w.strip()]
     pools = [int(n) for n in str(a.pool).split(",") if n.strip()]
     # single: --jobs 1 (the CLI's default is one process per core); a custom --ingest-cmd gets no flag
-    modes = [("single", "single process", [] if a.ingest_cmd else ["--jobs", "1"])] + \
+    return [("single", "single process", [] if a.ingest_cmd else ["--jobs", "1"])] + \
         [(f"pool{n}", f"--jobs {n}", ["--jobs", str(n)]) for n in pools] + \
         [(f"dask{n}", f"--dask --workers {n}", ["--dask", "--workers", str(n)]) for n in workers]
+
+
+def shown_command(argv: list[str] | None) -> str:
+    """This script's command line, paths inside the repository relative to it."""
     def shown_path(x: str) -> str:
         return os.path.relpath(x, REPO) if Path(os.path.abspath(x)).is_relative_to(REPO) else x
-    command = shlex.join([shown_path(sys.executable), shown_path(__file__),
-                          *(sys.argv[1:] if argv is None else argv)])
+    return shlex.join([shown_path(sys.executable), shown_path(__file__),
+                       *(sys.argv[1:] if argv is None else argv)])
 
-    md: list[str] = []
 
-    def say(line: str = "") -> None:
-        print(line, flush=True)
-        md.append(line)
-
+def scale_machine_info() -> dict[str, str]:
+    """:func:`machine_info` with the dask and distributed versions added to its packages."""
     info = machine_info()
     from importlib import metadata
     for pkg in ("dask", "distributed"):
@@ -1019,22 +1045,32 @@ def main(argv: list[str] | None = None) -> int:
             info["packages"] += f", {pkg} {metadata.version(pkg)}"
         except metadata.PackageNotFoundError:
             info["packages"] += f", {pkg} -"
+    return info
+
+
+def meminfo() -> tuple[int, int]:
+    """(MemAvailable, MemTotal) in bytes, from /proc/meminfo."""
     mem_avail = mem_total = 0
     for line in Path("/proc/meminfo").read_text().splitlines():
         if line.startswith("MemAvailable"):
             mem_avail = int(line.split()[1]) * 1024
         elif line.startswith("MemTotal"):
             mem_total = int(line.split()[1]) * 1024
-    limit_kb = int((a.mem_limit_gb * GiB if a.mem_limit_gb else 0.85 * mem_total) / 1024)
+    return mem_avail, mem_total
 
-    # ------------------------------------------------------------------ corpus
+
+def check_free_space(a: argparse.Namespace, workdir: Path) -> None:
+    """Refuse to build a corpus that would not fit 1.5 times in the workdir's free space."""
     est = a.gb * GiB + a.big_logs * a.big_log_gb * GiB
     free = shutil.disk_usage(workdir).free
     if not (workdir / "corpus.json").exists() and free < 1.5 * est:
         raise SystemExit(f"{workdir}: {free / GiB:.1f} GiB free, the corpus needs ~{est / GiB:.1f} GiB "
                          f"plus the outputs")
-    t0 = time.perf_counter()
-    corp = build_corpora(a, raw, workdir)
+
+
+def say_corpus(say: Report, a: argparse.Namespace, command: str, info: dict, corp: dict, workdir: Path,
+               raw: Path, mem_avail: int) -> None:
+    """The title, command, machine, and what each corpus holds (a note when it does not fit in memory)."""
     c = corp["corpus"]
     say("# bench_scale — `python -m analysis ingest` on a multi-GB corpus of real captures")
     say()
@@ -1068,27 +1104,33 @@ def main(argv: list[str] | None = None) -> int:
     if c["bytes"] + t["bytes"] > 0.8 * mem_avail:
         say(f"- NOTE: the corpus ({c['bytes'] / GiB:.1f} GiB) does not fit in 80 % of MemAvailable "
             f"({mem_avail / GiB:.1f} GiB): part of every run reads from disk")
-    if a.build_only:
-        return 0
 
-    # ------------------------------------------------------------------ warm-up
-    outroot = workdir / "out"
-    logs = workdir / "logs"
-    for d in (outroot, logs):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
+
+class IngestRunner:
+    """Runs one measured ingest step (:func:`run_step`): the command, the corpora's folder, where the logs
+    go, the poll interval (s), timeout (s) and memory limit (KiB)."""
+
+    def __init__(self, cmd: list[str], workdir: Path, logs: Path, poll: float, timeout: float,
+                 limit_kb: int) -> None:
+        self.cmd, self.workdir, self.logs = cmd, workdir, logs
+        self.poll, self.timeout, self.limit_kb = poll, timeout, limit_kb
+
+    def run(self, corpus: str, mode_args: list[str], out: Path, log: str) -> dict:
+        argv = [*self.cmd, str(self.workdir / corpus), "--out", str(out), "--no-progress", *mode_args]
+        return run_step(argv, self.logs / log, self.poll, self.timeout, self.limit_kb)
+
+
+def warm_up(modes: list[tuple], ingest: IngestRunner, outroot: Path) -> list[tuple]:
+    """Every corpus file read once (page cache warm), each mode run once untimed on ``one``: the modes
+    as (key, label, flags, why not measured or None) — a mode the CLI rejects (exit 2) is not measured."""
     print("(reading the corpus once: page cache warm …)", flush=True)
     for name in ("corpus", "tiny", "one"):
-        warm(Path(dp) / fn for dp, _, fns in os.walk(workdir / name) for fn in fns)
-
-    def ingest_argv(corpus: str, mode_args: list[str], out: Path) -> list[str]:
-        return [*ingest_cmd, str(workdir / corpus), "--out", str(out), "--no-progress", *mode_args]
-
+        warm(Path(dp) / fn for dp, _, fns in os.walk(ingest.workdir / name) for fn in fns)
     usable = []
     for key, label, margs in modes:
         print(f"(warm-up, untimed: {label} on one …)", flush=True)
         out = outroot / f"warmup-{key}"
-        r = run_step(ingest_argv("one", margs, out), logs / f"warmup-{key}", a.poll, a.timeout, limit_kb)
+        r = ingest.run("one", margs, out, f"warmup-{key}")
         shutil.rmtree(out, ignore_errors=True)
         if "error" in r and r["rc"] == 2:
             print(f"  {label}: {r['error']} — not measured", flush=True)
@@ -1097,41 +1139,44 @@ def main(argv: list[str] | None = None) -> int:
             if "error" in r:
                 print(f"  {label}: {r['error']}", flush=True)
             usable.append((key, label, margs, None))
+    return usable
 
-    # ------------------------------------------------------------------ measured runs
-    corpora = [("corpus", c), ("tiny", t), ("one", o)]
+
+def measure(repeat: int, corpora: list[tuple[str, dict]], usable: list[tuple], ingest: IngestRunner,
+            outroot: Path) -> dict[tuple[str, str], list[dict]]:
+    """Every usable mode on every corpus, ``repeat`` times round-robin: (corpus, mode key) → its runs."""
     runs: dict[tuple[str, str], list[dict]] = {(cn, m[0]): [] for cn, _ in corpora for m in usable}
-    launcher_kb = 0
-    for rep in range(a.repeat):
+    for rep in range(repeat):
         for cn, _ in corpora:
             for key, label, margs, bad in usable:
                 if bad:
                     continue
                 out = outroot / f"{cn}-{key}"
                 shutil.rmtree(out, ignore_errors=True)
-                print(f"  run {rep + 1}/{a.repeat} {cn}: {label} …", end="", flush=True)
-                r = run_step(ingest_argv(cn, margs, out), logs / f"{cn}-{key}-{rep}", a.poll, a.timeout, limit_kb)
+                print(f"  run {rep + 1}/{repeat} {cn}: {label} …", end="", flush=True)
+                r = ingest.run(cn, margs, out, f"{cn}-{key}-{rep}")
                 runs[(cn, key)].append(r)
                 print(f" {r['wall_s']:.2f} s" + (f"  {r['error']}" if "error" in r else ""), flush=True)
-    import resource
-    launcher_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return runs
 
-    # ------------------------------------------------------------------ correctness
+
+def correctness_rows(corpora: list[tuple[str, dict]], usable: list[tuple], runs: dict, outroot: Path,
+                     workdir: Path) -> tuple[list[list[str]], dict]:
+    """(check, values, result) rows: the modes' outputs of the scale and tiny corpora compared
+    (:func:`run_check`, :func:`compare`), every failed run and rejected mode; and the scale corpus' mix
+    by kind as the first mode's files table has it."""
     checks: list[list[str]] = []
     real_kinds = {}
-    failed = False
     for cn, ci in corpora[:2]:
         present = [(key, outroot / f"{cn}-{key}") for key, _, _, bad in usable if not bad
                    and runs[(cn, key)] and (outroot / f"{cn}-{key}").exists()]
         if not present:
             checks.append([f"{cn}: outputs", "no mode produced an output", "FAIL"])
-            failed = True
             continue
         print(f"(checking the {cn} outputs: {', '.join(k for k, _ in present)} …)", flush=True)
         st = run_check([p for _, p in present], workdir)
         if "error" in st:
             checks.append([f"{cn}: check worker", st["error"][:300], "FAIL"])
-            failed = True
             continue
         stats = [st[str(p)] for _, p in present]
         rows = compare([k for k, _ in present], stats, walked_files(workdir / cn))
@@ -1148,79 +1193,100 @@ def main(argv: list[str] | None = None) -> int:
     for key, label, _, bad in usable:
         if bad:
             checks.append([f"{label}: accepted by the CLI", bad[:200], "FAIL"])
-    failed |= any(r[2] == "FAIL" for r in checks)
-    if not a.keep_outputs:
-        shutil.rmtree(outroot, ignore_errors=True)
+    return checks, real_kinds
 
-    # ------------------------------------------------------------------ the table
-    head = ["part", "step", "wall s (median)", "min–max", "CPU s", "MB/s", "files/s", "ms/file",
-            "peak RSS MiB: largest process", "main; workers (each)", "tree Σ (sampled)", "comparison"]
-    table: list[list[str]] = []
-    med: dict[tuple[str, str], float] = {}
-    detail: list[list[str]] = []
+
+RESULTS_HEAD = ["part", "step", "wall s (median)", "min–max", "CPU s", "MB/s", "files/s", "ms/file",
+                "peak RSS MiB: largest process", "main; workers (each)", "tree Σ (sampled)", "comparison"]
+
+
+def worker_peaks(rs: list[dict]) -> list[int]:
+    """Peak VmHWM (KiB) per worker slot, largest first: the max over the runs of each one's i-th largest."""
+    wk: list[int] = []
+    for r in rs:
+        ws = sorted((p["hwm_kb"] for p in r["procs"].values() if p["role"] == "worker"), reverse=True)
+        for i, v in enumerate(ws):
+            if i < len(wk):
+                wk[i] = max(wk[i], v)
+            else:
+                wk.append(v)
+    return wk
+
+
+def step_rows(part: str, label: str, cn: str, ci: dict, rs: list[dict]) -> tuple[list[str], list[str], float]:
+    """One mode's completed runs on corpus ``cn`` (its info ``ci``): (its results row without the
+    comparison, its row of the processes seen, its median wall s)."""
+    w = [r["wall_s"] for r in rs]
+    m = statistics.median(w)
+    cpu = statistics.median(r["cpu_s"] for r in rs)
+    main_hwm = max((p["hwm_kb"] for r in rs for p in r["procs"].values() if p["role"] == "main"), default=0)
+    wk = worker_peaks(rs)
+    mw = f"{_mib(main_hwm)}" + (f"; {', '.join(_mib(x) for x in wk)}" if wk else "")
+    row = [part, label, fmt_s(m), f"{fmt_s(min(w))}–{fmt_s(max(w))}", fmt_s(cpu),
+           f"{ci['bytes'] / 1e6 / m:,.0f}" if cn == "corpus" else "",
+           f"{ci['files'] / m:,.0f}" if cn != "one" else "",
+           f"{1000 * m / ci['files']:.2f}" if cn == "tiny" else "",
+           _mib(max(r["maxrss_kb"] for r in rs)), mw,
+           _mib(max(r["tree_rss_max_kb"] for r in rs)), ""]
+    other = {}
+    for r in rs:
+        for p in r["procs"].values():
+            if p["role"] not in ("main", "worker"):
+                other[p["role"]] = max(other.get(p["role"], 0), p["hwm_kb"])
+    detail = [part, label, str(len(rs)), str(max(len(r["procs"]) for r in rs)),
+              ", ".join(f"{k} {_mib(v)}" for k, v in other.items()) or "—",
+              str(min(r["samples"] for r in rs))]
+    return row, detail, m
+
+
+def comparison_notes(cn: str, key: str, med: dict, ci: dict, one_files: int) -> str:
+    """The comparison cell of mode ``key`` on corpus ``cn``: its speed against single process and
+    against one dask worker, and on the tiny corpus the marginal ms per file over the fixed cost."""
+    notes = []
+    if key != "single" and (cn, "single") in med:
+        x = med[(cn, "single")] / med[(cn, key)]
+        notes.append(f"{x:.2f}× single process speed")
+    if key.startswith("dask") and key != "dask1" and (cn, "dask1") in med:
+        n = int(key[4:])
+        x = med[(cn, "dask1")] / med[(cn, key)]
+        notes.append(f"speed-up {x:.2f}× vs 1 worker ({100 * x / n:.0f} % of ideal)")
+    if cn == "tiny" and ("one", key) in med:
+        marg = (med[(cn, key)] - med[("one", key)]) / (ci["files"] - one_files)
+        notes.append(f"marginal {1000 * marg:.2f} ms/file over the fixed cost")
+    return "; ".join(notes)
+
+
+def results_table(corpora: list[tuple[str, dict]], usable: list[tuple], runs: dict) -> tuple[list, dict, list]:
+    """(the results rows (:data:`RESULTS_HEAD`), (corpus, mode key) → median wall s, the rows of the
+    processes seen) over every corpus and mode."""
+    c, t, o = (ci for _, ci in corpora)
     parts = {"corpus": f"scale corpus: {c['files']:,} files, {c['bytes'] / GiB:.2f} GiB",
              "tiny": f"per-file overhead: {t['files']:,} small files",
              "one": f"fixed cost: {o['files']} files"}
+    table: list[list[str]] = []
+    med: dict[tuple[str, str], float] = {}
+    detail: list[list[str]] = []
     for cn, ci in corpora:
-        part = parts[cn]
         for key, label, _, bad in usable:
             rs = [r for r in runs[(cn, key)] if r["completed"]]
             if bad or not rs:
                 why = bad or (runs[(cn, key)][0]["error"] if runs[(cn, key)] else "not run")
-                table.append([part, label, "—", "", "", "", "", "", "", "", "", why[:100]])
+                table.append([parts[cn], label, "—", "", "", "", "", "", "", "", "", why[:100]])
                 continue
-            w = [r["wall_s"] for r in rs]
-            m = med[(cn, key)] = statistics.median(w)
-            cpu = statistics.median(r["cpu_s"] for r in rs)
-            main_hwm = max((p["hwm_kb"] for r in rs for p in r["procs"].values() if p["role"] == "main"), default=0)
-            wk: list[int] = []  # per worker slot: max over repeats of the i-th largest worker
-            for r in rs:
-                ws = sorted((p["hwm_kb"] for p in r["procs"].values() if p["role"] == "worker"), reverse=True)
-                for i, v in enumerate(ws):
-                    if i < len(wk):
-                        wk[i] = max(wk[i], v)
-                    else:
-                        wk.append(v)
-            mw = f"{_mib(main_hwm)}" + (f"; {', '.join(_mib(x) for x in wk)}" if wk else "")
-            table.append([part, label, fmt_s(m), f"{fmt_s(min(w))}–{fmt_s(max(w))}", fmt_s(cpu),
-                          f"{ci['bytes'] / 1e6 / m:,.0f}" if cn == "corpus" else "",
-                          f"{ci['files'] / m:,.0f}" if cn != "one" else "",
-                          f"{1000 * m / ci['files']:.2f}" if cn == "tiny" else "",
-                          _mib(max(r["maxrss_kb"] for r in rs)), mw,
-                          _mib(max(r["tree_rss_max_kb"] for r in rs)), ""])
-            other = {}
-            for r in rs:
-                for p in r["procs"].values():
-                    if p["role"] not in ("main", "worker"):
-                        other[p["role"]] = max(other.get(p["role"], 0), p["hwm_kb"])
-            detail.append([part, label, str(len(rs)), str(max(len(r["procs"]) for r in rs)),
-                           ", ".join(f"{k} {_mib(v)}" for k, v in other.items()) or "—",
-                           str(min(r["samples"] for r in rs))])
+            row, drow, med[(cn, key)] = step_rows(parts[cn], label, cn, ci, rs)
+            table.append(row)
+            detail.append(drow)
     for cn, ci in corpora:  # comparisons, once every median is known
         for r in table:
             key = next((k for k, lab, _, _ in usable if lab == r[1]), None)
             if r[0] != parts[cn] or key is None or (cn, key) not in med:
                 continue
-            notes = []
-            if key != "single" and (cn, "single") in med:
-                x = med[(cn, "single")] / med[(cn, key)]
-                notes.append(f"{x:.2f}× single process speed")
-            if key.startswith("dask") and key != "dask1" and (cn, "dask1") in med:
-                n = int(key[4:])
-                x = med[(cn, "dask1")] / med[(cn, key)]
-                notes.append(f"speed-up {x:.2f}× vs 1 worker ({100 * x / n:.0f} % of ideal)")
-            if cn == "tiny" and ("one", key) in med:
-                marg = (med[(cn, key)] - med[("one", key)]) / (ci["files"] - corp["one"]["files"])
-                notes.append(f"marginal {1000 * marg:.2f} ms/file over the fixed cost")
-            r[-1] = "; ".join(notes)
+            r[-1] = comparison_notes(cn, key, med, ci, o["files"])
+    return table, med, detail
 
-    parser_notes, appendix = [], []
-    if a.with_parsers:
-        with tempfile.TemporaryDirectory(prefix="bench_scale.") as tmp:
-            prow, parser_notes, appendix = run_parsers(a, Path(tmp))
-        table += prow
-        failed |= any("FAILED" in n or "failed" in n for n in parser_notes)
 
+def say_method(say: Report, a: argparse.Namespace, modes: list[tuple], launcher_kb: int, limit_kb: int) -> None:
+    """How the steps are run and measured (the launcher's peak and the memory limit in KiB)."""
     say()
     say("## Method")
     say()
@@ -1241,21 +1307,11 @@ def main(argv: list[str] | None = None) -> int:
         f"before timing (page cache warm); each mode run once untimed on `one` first; a step is killed "
         f"when its tree Σ passes {limit_kb / 2**20:.1f} GiB (--mem-limit-gb) or it runs {a.timeout:.0f} s")
     say()
-    say("## Correctness (same run)")
-    say()
-    for ln in md_table(["check", "values", "result"], checks, "lll"):
-        say(ln)
-    for n in parser_notes:
-        say(f"- {n}")
-    say()
-    say("## Results")
-    say()
-    for ln in md_table(head, table, "llrrrrrrrrrl"):
-        say(ln)
-    say()
-    # ------------------------------------------------------------------ issue 26's targets
-    say("## Targets of the default path (issue 26)")
-    say()
+
+
+def target_rows(usable: list[tuple], runs: dict, med: dict, corpus_bytes: int) -> list[list[str]]:
+    """Issue 26's targets per non-dask mode on the scale corpus: speed, tree Σ, the CLI's own stage
+    times, and against the default path before and the fastest --dask here."""
     trows = []
     dask_best = min((med[("corpus", k)] for k, _, _, _ in usable if k.startswith("dask") and ("corpus", k) in med),
                     default=None)
@@ -1264,7 +1320,7 @@ def main(argv: list[str] | None = None) -> int:
         if key.startswith("dask") or bad or not rs:
             continue
         m = med[("corpus", key)]
-        mbps = c["bytes"] / 1e6 / m
+        mbps = corpus_bytes / 1e6 / m
         tree = max(r["tree_rss_max_kb"] for r in rs) / 1024
         st = [tuple(map(float, x.groups()[2:])) for r in rs if (x := _STAGES.search(r["stdout"]))]
         stages = (f"read {statistics.median(a_ for a_, _ in st):.1f} s, merge "
@@ -1273,41 +1329,55 @@ def main(argv: list[str] | None = None) -> int:
                       f"{tree:,.0f} MiB", "PASS" if tree <= TARGET_TREE_GIB * 1024 else "MISS", stages,
                       f"{BEFORE['tree_mib'] / tree:.1f}× less memory, {mbps / BEFORE['mbps']:.2f}× the MB/s",
                       f"{dask_best / m:.2f}× the speed" if dask_best else "—"])
-    for ln in md_table(["step", f"speed (target ≥ {TARGET_MBPS:.0f} MB/s)", "", "tree Σ peak (target ≤ "
-                        f"{TARGET_TREE_GIB:g} GiB)", "", "stages (CLI's own timing: read = the batches, their parts merged as "
-                        "they come back; merge = what is left after the last batch)",
-                        f"vs the default path of {BEFORE['date']} (--jobs 2: {BEFORE['mbps']} MB/s, tree Σ "
-                        f"{BEFORE['tree_mib']:,} MiB; another corpus build)", "vs the fastest --dask here"],
-                       trows, "llllllll"):
-        say(ln)
+    return trows
+
+
+def say_targets(say: Report, trows: list[list[str]]) -> None:
+    say("## Targets of the default path (issue 26)")
     say()
+    say.table(["step", f"speed (target ≥ {TARGET_MBPS:.0f} MB/s)", "", "tree Σ peak (target ≤ "
+               f"{TARGET_TREE_GIB:g} GiB)", "", "stages (CLI's own timing: read = the batches, their parts merged as "
+               "they come back; merge = what is left after the last batch)",
+               f"vs the default path of {BEFORE['date']} (--jobs 2: {BEFORE['mbps']} MB/s, tree Σ "
+               f"{BEFORE['tree_mib']:,} MiB; another corpus build)", "vs the fastest --dask here"],
+              trows, "llllllll")
+    say()
+
+
+def say_kinds(say: Report, workdir: Path) -> None:
+    """Each kind timed in one process with one scanner thread (``--worker kinds``), its one-core MB/s
+    and estimated share of the scale corpus' time; nothing when the worker wrote no result."""
     kres = Path(workdir) / ".kinds.json"
     print("(timing each kind in one process, one scanner thread …)", flush=True)
     subprocess.run([sys.executable, __file__, "--worker", "kinds", str(kres), str(workdir / "corpus")],
                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
-    if kres.is_file():
-        kinds = json.loads(kres.read_text())
-        krows, total = [], 0.0
-        for k, (n, b, sec, nall, ball) in sorted(kinds.items(), key=lambda kv: -kv[1][4]):
-            rate = b / 1e6 / sec if sec > 0 else float("inf")
-            est = ball / 1e6 / rate if rate else 0.0
-            total += est
-            krows.append([k, f"{n:,} of {nall:,}", f"{b / 2**20:,.0f} MiB", f"{rate:,.1f}",
-                          f"{ball / 2**20:,.0f} MiB", f"{est:,.1f}",
-                          "PASS" if rate >= TARGET_MBPS / 2 else "MISS"])
-        for r in krows:
-            r.append(f"{100 * float(r[5].replace(',', '')) / total:.0f} %" if total else "")
-        say(f"Where the time goes: each kind read by `scale.run_batch` (SHA-256, detection, reader, value "
-            f"rules, campaign on every series row (other run keys once per file, in files), the batch's parts written as the default path writes them) in one process with one scanner thread, as one "
-            f"pool worker reads a batch, on whole folders spread "
-            f"over the corpus (≥ {KIND_SAMPLE_FILES} files; estimate = time × corpus bytes / bytes timed); a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
-            f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge's own CPU, which runs beside the reading).")
-        say()
-        for ln in md_table(["kind (by file name)", "files timed", "bytes timed", "MB/s (one core)", "bytes in corpus",
-                            "one-core s (estimate)", f"≥ {TARGET_MBPS / 2:.0f} MB/s", "share of the time"],
-                           krows, "lrrrrrlr"):
-            say(ln)
-        say()
+    if not kres.is_file():
+        return
+    kinds = json.loads(kres.read_text())
+    krows, total = [], 0.0
+    for k, (n, b, sec, nall, ball) in sorted(kinds.items(), key=lambda kv: -kv[1][4]):
+        rate = b / 1e6 / sec if sec > 0 else float("inf")
+        est = ball / 1e6 / rate if rate else 0.0
+        total += est
+        krows.append([k, f"{n:,} of {nall:,}", f"{b / 2**20:,.0f} MiB", f"{rate:,.1f}",
+                      f"{ball / 2**20:,.0f} MiB", f"{est:,.1f}",
+                      "PASS" if rate >= TARGET_MBPS / 2 else "MISS"])
+    for r in krows:
+        r.append(f"{100 * float(r[5].replace(',', '')) / total:.0f} %" if total else "")
+    say(f"Where the time goes: each kind read by `scale.run_batch` (SHA-256, detection, reader, value "
+        f"rules, campaign on every series row (other run keys once per file, in files), the batch's parts written as the default path writes them) in one process with one scanner thread, as one "
+        f"pool worker reads a batch, on whole folders spread "
+        f"over the corpus (≥ {KIND_SAMPLE_FILES} files; estimate = time × corpus bytes / bytes timed); a kind below {TARGET_MBPS / 2:.0f} MB/s per core keeps two cores under {TARGET_MBPS:.0f} MB/s. "
+        f"Σ one-core estimate {total:,.0f} s for the whole corpus (÷ 2 cores ≈ {total / 2:,.0f} s, plus the merge's own CPU, which runs beside the reading).")
+    say()
+    say.table(["kind (by file name)", "files timed", "bytes timed", "MB/s (one core)", "bytes in corpus",
+               "one-core s (estimate)", f"≥ {TARGET_MBPS / 2:.0f} MB/s", "share of the time"],
+              krows, "lrrrrrlr")
+    say()
+
+
+def say_mix_and_processes(say: Report, real_kinds: dict, detail: list[list[str]]) -> None:
+    """The scale corpus' mix by kind as ingest classified it, and the processes seen in each step's tree."""
     if real_kinds:
         say("Mix by kind as ingest classified it (files.parquet of the first mode's scale run): "
             + "; ".join(f"{k if k != 'None' else '(no kind: unrecognised/empty)'} {v[0]:,} files "
@@ -1316,17 +1386,74 @@ def main(argv: list[str] | None = None) -> int:
     if detail:
         say("Processes seen in the tree (other than main and workers: their peak VmHWM MiB):")
         say()
-        for ln in md_table(["part", "step", "runs", "processes (max)", "other processes", "samples (min)"],
-                           detail, "llrrlr"):
-            say(ln)
+        say.table(["part", "step", "runs", "processes (max)", "other processes", "samples (min)"], detail, "llrrlr")
         say()
+
+
+def write_markdown(out: Path, lines: list[str], appendix: list[str]) -> None:
+    """The report and, after it, the parser benchmarks' own output."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    extra = ["", "## Appendix: the parser benchmarks' own output", "", *appendix] if appendix else []
+    out.write_text("\n".join(lines + extra) + "\n")
+    print(f"Markdown written to {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # ends the running step too (run_step)
+    workdir, raw = prepare_workdir(a)
+    ingest_cmd = shlex.split(a.ingest_cmd) if a.ingest_cmd else [sys.executable, "-m", "analysis", "ingest"]
+    modes = ingest_modes(a)
+    command = shown_command(argv)
+    say = Report()
+    info = scale_machine_info()
+    mem_avail, mem_total = meminfo()
+    limit_kb = int((a.mem_limit_gb * GiB if a.mem_limit_gb else 0.85 * mem_total) / 1024)
+    check_free_space(a, workdir)
+    t0 = time.perf_counter()
+    corp = build_corpora(a, raw, workdir)
+    say_corpus(say, a, command, info, corp, workdir, raw, mem_avail)
+    if a.build_only:
+        return 0
+    outroot, logs = workdir / "out", workdir / "logs"
+    for d in (outroot, logs):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+    ingest = IngestRunner(ingest_cmd, workdir, logs, a.poll, a.timeout, limit_kb)
+    usable = warm_up(modes, ingest, outroot)
+    corpora = [("corpus", corp["corpus"]), ("tiny", corp["tiny"]), ("one", corp["one"])]
+    runs = measure(a.repeat, corpora, usable, ingest, outroot)
+    import resource
+    launcher_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    checks, real_kinds = correctness_rows(corpora, usable, runs, outroot, workdir)
+    failed = any(r[2] == "FAIL" for r in checks)
+    if not a.keep_outputs:
+        shutil.rmtree(outroot, ignore_errors=True)
+    table, med, detail = results_table(corpora, usable, runs)
+    parser_notes, appendix = [], []
+    if a.with_parsers:
+        with tempfile.TemporaryDirectory(prefix="bench_scale.") as tmp:
+            prow, parser_notes, appendix = run_parsers(a, Path(tmp))
+        table += prow
+        failed |= any("FAILED" in n or "failed" in n for n in parser_notes)
+    say_method(say, a, modes, launcher_kb, limit_kb)
+    say("## Correctness (same run)")
+    say()
+    say.table(["check", "values", "result"], checks, "lll")
+    for n in parser_notes:
+        say(f"- {n}")
+    say()
+    say("## Results")
+    say()
+    say.table(RESULTS_HEAD, table, "llrrrrrrrrrl")
+    say()
+    say_targets(say, target_rows(usable, runs, med, corp["corpus"]["bytes"]))
+    say_kinds(say, workdir)
+    say_mix_and_processes(say, real_kinds, detail)
     say(f"(exit status {1 if failed else 0}: 1 when a step or a correctness check failed; "
         f"{time.perf_counter() - t0:.0f} s in all)")
     if a.out:
-        a.out.parent.mkdir(parents=True, exist_ok=True)
-        extra = ["", "## Appendix: the parser benchmarks' own output", "", *appendix] if appendix else []
-        a.out.write_text("\n".join(md + extra) + "\n")
-        print(f"Markdown written to {a.out}")
+        write_markdown(a.out, say.lines, appendix)
     return 1 if failed else 0
 
 

@@ -207,6 +207,109 @@ def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
     return {}
 
 
+def _claim_row(r, campaign: str, release: str | None, study: str, claim_id: str, relation: str) -> dict:
+    """The row of claim ``r`` before any test: the published side filled in, ours empty, verdict ``not
+    measurable here``."""
+    direction = (np.sign(r.value - 100) if relation == "share_pct" else np.sign(r.value)) \
+        if r.kind == "derived" else np.nan
+    return dict(campaign=campaign, ceph_release=release or "", study=study, claim_id=claim_id,
+                sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
+                ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
+                power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="",
+                data_gap=False)
+
+
+def _measure_claim(r, out: dict, relation: str, metrics: pd.DataFrame, arms, within: bool,
+                   alpha: float) -> tuple[dict, float, list[str]] | None:
+    """Our side of claim ``r`` into its row ``out``: the cells, our value and the test.  (the test, the
+    published effect as an absolute log ratio, the diagnosis notes) when the test gave a finite p (power
+    and verdict come after, :func:`_power_and_verdicts`); None when not (``out`` says why)."""
+    (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
+    metric, mnote = our_metric(r.test, r.scheduler, r.metric)
+    if scen is None:
+        out["diagnosis"] = note
+        return None
+    own = arm_values(metrics, scen, arm, metric)
+    if r.kind == "measured":
+        out.update(ours=own.median() if len(own) else np.nan, n=len(own), diagnosis=ABSOLUTE)
+        return None
+    if relation not in ("change_pct", "share_pct"):
+        out["diagnosis"] = f"relation {relation!r} is not a relative change"
+        return None
+    ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
+    if rs is None:
+        out["diagnosis"] = f"reference: {rnote}"
+        return None
+    if within and rs == BASELINE and scen != BASELINE and metric == ref_metric == "client_iops":
+        # the client drop an operation causes: during it against the same run before it
+        metric, ref_metric, rs, ra, rnote = "client_iops_op", "client_iops_pre", scen, arm, WITHIN_NOTE
+        own = arm_values(metrics, scen, arm, metric)
+    ref = arm_values(metrics, rs, ra, ref_metric)
+    if own.empty or ref.empty:
+        out["data_gap"] = True
+        out["diagnosis"] = _missing(metrics, scen, arm, metric) if own.empty else \
+            f"reference: {_missing(metrics, rs, ra, ref_metric)}"
+        return None
+    t = _test(own, ref, relation, alpha)
+    if not t or not np.isfinite(t["p"]):
+        out.update(n=min(len(own), len(ref)), data_gap=not t, diagnosis=f"too few runs for a test: {len(own)} of {scen}/{arm}, "
+                   f"{len(ref)} of {rs}/{ra}" if not t else "no spread and no change between the cells")
+        return None
+    notes = [n for n in (note, mnote) if n]
+    notes += [f"reference: {n}" for n in (rnote, rmnote) if n]
+    if WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
+        notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
+                     f"{WORKLOAD.get(rs, 'randwrite')}")
+    out.update(ours=_to_unit(t["mean"], relation), ci_low=_to_unit(t["lo"], relation),
+               ci_high=_to_unit(t["hi"], relation), test=t["test"], p=t["p"], n=t["n"])
+    return t, abs(_log_published(r.value, relation)), notes
+
+
+def _welch_power(d: np.ndarray, tests: list[dict], alpha: float) -> np.ndarray:
+    """Power of each Welch test (``TTestIndPower``, its runs per side) at effect sizes ``d``; 1 where d is
+    infinite, the upper tail alone where ``TTestIndPower`` gives NaN at a large finite d."""
+    pw = np.full(len(d), np.nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for i, t in enumerate(tests):
+            kw = dict(effect_size=d[i], nobs1=t["n_own"], ratio=t["n_ref"] / t["n_own"])
+            pw[i] = 1.0 if np.isinf(d[i]) else TTestIndPower().power(alpha=alpha, **kw)
+            if np.isnan(pw[i]) and np.isfinite(d[i]):  # its lower tail's NaN at large d: the upper tail
+                pw[i] = TTestIndPower().power(alpha=alpha / 2, alternative="larger", **kw)
+    return pw
+
+
+def _diagnosis_text(why: str, t: dict, out: dict, w: float, k: float, power: float) -> str:
+    """The diagnosis of a tested claim for verdict rule ``why`` (power ``w``, ``k`` repeats needed)."""
+    return {"holds": f"{t['spread']}",
+            "significant opposite": f"opposite to the published direction; {t['spread']}",
+            "powered": f"power {w:.2f} to see the published {out['published']:g} {out['unit']} "
+                       f"({t['spread']}), not seen",
+            "underpowered": f"{t['spread']}"
+                            + (f"; {k:.0f} repeats for power {power:g}" if np.isfinite(k) else "")}[why]
+
+
+def _power_and_verdicts(pending: list[tuple], alpha: float, power: float) -> None:
+    """Power at the published effect, repeats needed, verdict and diagnosis into each tested row of
+    ``pending`` ((row, test, |published log ratio|, notes)): one vectorised call per test kind."""
+    for kind in (PAIRED, WELCH):
+        todo = [x for x in pending if x[1]["test"] == kind]
+        if not todo:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.array([eff / t["d_sd"] for _, t, eff, _ in todo])
+        if kind == PAIRED:
+            pw = paired_power(d, [t["n"] for _, t, _, _ in todo], alpha)
+            need = repeats_needed(d, alpha, power)
+        else:
+            pw = _welch_power(d, [t for _, t, _, _ in todo], alpha)
+            need = n_per_arm(d, alpha, power)
+        for (out, t, _, notes), w, k in zip(todo, pw, need):
+            out.update(power_at_published=w, repeats_needed=k)
+            out["verdict"], why = _verdict(out["p"], np.sign(t["mean"]), out["direction"], w, alpha, power)
+            out["diagnosis"] = "; ".join([_diagnosis_text(why, t, out, w, k, power), *notes])
+
+
 def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, alpha: float = ALPHA,
                  power: float = 0.8, release: str | None = None) -> pd.DataFrame:
     """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published.qos.load_all`)
@@ -224,84 +327,12 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         study, slug = study_of(r.seed), figure_slug(r.figure)
         rank[study, slug] = rank.get((study, slug), 0) + 1
         relation = getattr(r, "relation", "") or ""
-        direction = (np.sign(r.value - 100) if relation == "share_pct" else np.sign(r.value)) \
-            if r.kind == "derived" else np.nan
-        out = dict(campaign=campaign, ceph_release=release or "", study=study, claim_id=f"{study}-{slug}-{rank[study, slug]}",
-                   sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
-                   ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
-                   power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="",
-                   data_gap=False)
+        out = _claim_row(r, campaign, release, study, f"{study}-{slug}-{rank[study, slug]}", relation)
         rows.append(out)
-        (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
-        metric, mnote = our_metric(r.test, r.scheduler, r.metric)
-        if scen is None:
-            out["diagnosis"] = note
-            continue
-        own = arm_values(metrics, scen, arm, metric)
-        if r.kind == "measured":
-            out.update(ours=own.median() if len(own) else np.nan, n=len(own), diagnosis=ABSOLUTE)
-            continue
-        if relation not in ("change_pct", "share_pct"):
-            out["diagnosis"] = f"relation {relation!r} is not a relative change"
-            continue
-        ref_metric, rmnote = our_metric(r.ref_test, r.ref_scheduler, r.ref_metric)
-        if rs is None:
-            out["diagnosis"] = f"reference: {rnote}"
-            continue
-        if within and rs == BASELINE and scen != BASELINE and metric == ref_metric == "client_iops":
-            # the client drop an operation causes: during it against the same run before it
-            metric, ref_metric, rs, ra, rnote = "client_iops_op", "client_iops_pre", scen, arm, WITHIN_NOTE
-            own = arm_values(metrics, scen, arm, metric)
-        ref = arm_values(metrics, rs, ra, ref_metric)
-        if own.empty or ref.empty:
-            out["data_gap"] = True
-            out["diagnosis"] = _missing(metrics, scen, arm, metric) if own.empty else \
-                f"reference: {_missing(metrics, rs, ra, ref_metric)}"
-            continue
-        t = _test(own, ref, relation, alpha)
-        if not t or not np.isfinite(t["p"]):
-            out.update(n=min(len(own), len(ref)), data_gap=not t, diagnosis=f"too few runs for a test: {len(own)} of {scen}/{arm}, "
-                       f"{len(ref)} of {rs}/{ra}" if not t else "no spread and no change between the cells")
-            continue
-        notes = [n for n in (note, mnote) if n]
-        notes += [f"reference: {n}" for n in (rnote, rmnote) if n]
-        if WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
-            notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
-                         f"{WORKLOAD.get(rs, 'randwrite')}")
-        out.update(ours=_to_unit(t["mean"], relation), ci_low=_to_unit(t["lo"], relation),
-                   ci_high=_to_unit(t["hi"], relation), test=t["test"], p=t["p"], n=t["n"])
-        pending.append((out, t, abs(_log_published(r.value, relation)), notes))
-
-    # power and repeats needed: one vectorised call per test kind
-    for kind in (PAIRED, WELCH):
-        todo = [x for x in pending if x[1]["test"] == kind]
-        if not todo:
-            continue
-        with np.errstate(divide="ignore", invalid="ignore"):
-            d = np.array([eff / t["d_sd"] for _, t, eff, _ in todo])
-        if kind == PAIRED:
-            pw = paired_power(d, [t["n"] for _, t, _, _ in todo], alpha)
-            need = repeats_needed(d, alpha, power)
-        else:
-            pw = np.full(len(d), np.nan)
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                for i, (_, t, _, _) in enumerate(todo):
-                    kw = dict(effect_size=d[i], nobs1=t["n_own"], ratio=t["n_ref"] / t["n_own"])
-                    pw[i] = 1.0 if np.isinf(d[i]) else TTestIndPower().power(alpha=alpha, **kw)
-                    if np.isnan(pw[i]) and np.isfinite(d[i]):  # its lower tail's NaN at large d: the upper tail
-                        pw[i] = TTestIndPower().power(alpha=alpha / 2, alternative="larger", **kw)
-            need = n_per_arm(d, alpha, power)
-        for (out, t, _, notes), w, k in zip(todo, pw, need):
-            out.update(power_at_published=w, repeats_needed=k)
-            out["verdict"], why = _verdict(out["p"], np.sign(t["mean"]), out["direction"], w, alpha, power)
-            text = {"holds": f"{t['spread']}",
-                    "significant opposite": f"opposite to the published direction; {t['spread']}",
-                    "powered": f"power {w:.2f} to see the published {out['published']:g} {out['unit']} "
-                               f"({t['spread']}), not seen",
-                    "underpowered": f"{t['spread']}"
-                                    + (f"; {k:.0f} repeats for power {power:g}" if np.isfinite(k) else "")}[why]
-            out["diagnosis"] = "; ".join([text, *notes])
+        tested = _measure_claim(r, out, relation, metrics, arms, within, alpha)
+        if tested is not None:
+            pending.append((out, *tested))
+    _power_and_verdicts(pending, alpha, power)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
