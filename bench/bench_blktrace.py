@@ -54,7 +54,7 @@ def replicate(src: Path, n_events: int, out: Path) -> dict:
     from analysis.ingest import blktrace as bt
     raw = gzip.decompress(src.read_bytes()) if src.suffix == ".gz" else src.read_bytes()
     buf = np.frombuffer(raw, dtype=np.uint8)
-    order = bt._byte_order(src, raw)
+    order = bt.byte_order(src, raw)
     starts = bt.record_offsets(src, buf, order)
     ends = np.append(starts[1:], len(raw))
     if ends[-1] != len(raw) or starts[0] != 0:

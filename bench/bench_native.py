@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ingest", action="store_true", help="skip the whole-ingest rows")
     a = ap.parse_args(argv)
     from analysis.ingest import _native, _scan, blktrace
-    if _native._library("_cscan") is None:
+    if _native.library("_cscan") is None:
         print("no C part here: nothing to compare", file=sys.stderr)
         return 2
     rows: list[list[str]] = []
@@ -135,13 +135,13 @@ def main(argv: list[str] | None = None) -> int:
         piece("block traces (`blk_chain`, `blk_gather`, `blk_events`, `blk_asof`)",
               f"shipped traces: {size(traces)}", _read_all(traces))
         # blk_asof alone: the C path with pandas.merge_asof in its place
-        real = blktrace._asof
+        real = blktrace.asof_join
         t_c, _ = _timed(_read_all(traces), a.repeat, "1")
-        blktrace._asof = blktrace._asof_pandas
+        blktrace.asof_join = blktrace.asof_join_pandas
         try:
             t_p, _ = _timed(_read_all(traces), a.repeat, "1")
         finally:
-            blktrace._asof = real
+            blktrace.asof_join = real
         rows.append(["… `blk_asof` alone vs `pandas.merge_asof` (rest in C)", "the same traces", f"{t_c:.3f}",
                      f"{t_p:.3f}", f"{t_p / t_c:.2f}×", "(tested equal: tests/test_blktrace.py)"])
         print(" | ".join(rows[-1]), flush=True)

@@ -503,8 +503,8 @@ def test_c_asof_join_is_merge_asof():
         right = pd.DataFrame({**{b: rng.integers(0, kv, nr) for b in by}, "tr": rng.integers(0, 8, nr)})
         for direction in ("backward", "forward"):
             for exact in (True, False):
-                got = bt._asof(left, right, by, direction, exact, rt="tr")
-                want = bt._asof_pandas(left, right, by, direction, exact, rt="tr")
+                got = bt.asof_join(left, right, by, direction, exact, rt="tr")
+                want = bt.asof_join_pandas(left, right, by, direction, exact, rt="tr")
                 assert np.array_equal(got, want), (direction, exact, left, right)
                 seen.update(np.sign(got).tolist())
     assert seen == {-1, 0, 1}  # misses and matches both happened
@@ -516,7 +516,7 @@ def test_requests_and_bios_are_the_same_with_the_pandas_join(name, monkeypatch):
     p = FIXTURES_BLK / name
     tr = bt.decode(p, gzip.decompress(p.read_bytes()))
     req, bios, notes = bt.io_tables(tr)
-    monkeypatch.setattr(bt, "_asof", bt._asof_pandas)
+    monkeypatch.setattr(bt, "asof_join", bt.asof_join_pandas)
     req2, bios2, notes2 = bt.io_tables(tr)
     pd.testing.assert_frame_equal(req, req2, check_exact=True)
     pd.testing.assert_frame_equal(bios, bios2, check_exact=True)

@@ -101,3 +101,28 @@ def test_the_private_import_check_sees_one(tmp_path, monkeypatch):
         (tmp_path / top).mkdir()
     monkeypatch.setattr(mod, "ROOT", tmp_path)
     assert _private_imports() == ["analysis/stats/x.py:1 _hidden"]
+
+
+def _private_attributes() -> list[str]:
+    """``<project module>._name`` read in another module (``from analysis.ingest import walk``; ``walk._x``)."""
+    found = []
+    for top in ("analysis", "capture", "bench"):
+        for p in (ROOT / top).rglob("*.py"):
+            tree = ast.parse(p.read_text())
+            mods = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    mods |= {a.asname or a.name.split(".")[0] for a in node.names
+                             if a.name.split(".")[0] in ("analysis", "capture", "bench")}
+                elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
+                                                           in ("analysis", "capture", "bench")):
+                    mods |= {a.asname or a.name for a in node.names}
+            found += [f"{p.relative_to(ROOT)}:{n.lineno} {n.value.id}.{n.attr}" for n in ast.walk(tree)
+                      if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in mods
+                      and n.attr.startswith("_") and not n.attr.startswith("__")]
+    return found
+
+
+def test_no_private_name_of_another_module_is_read():
+    """Issue 50: what another module needs is public (bench's swap of the as-of join: blktrace.asof_join)."""
+    assert _private_attributes() == []

@@ -116,7 +116,7 @@ def sniff(head: bytes) -> bool:
     return any(int.from_bytes(head[:4], order) & 0xFFFFFF00 == MAGIC for order in ("little", "big"))
 
 
-def _byte_order(path: Path, data: bytes | memoryview) -> str:
+def byte_order(path: Path, data: bytes | memoryview) -> str:
     if len(data) < 4:
         raise IngestError(path, f"expected a blk_io_trace record (magic {MAGIC | VERSION:#x}) at byte 0", offset=0)
     for order, code in (("little", "<"), ("big", ">")):
@@ -485,7 +485,7 @@ def _blocks(path: Path, data: bytes | memoryview | None, block_bytes: int):
                 arr = np.frombuffer(mv[base:end], dtype=np.uint8)
                 have = len(arr)
             if order is None:
-                order = _byte_order(path, arr[:4].tobytes())
+                order = byte_order(path, arr[:4].tobytes())
             if not have:
                 return
             starts, used = _block_records(path, arr, order, base, eof)
@@ -553,7 +553,7 @@ def _events_blocks(lib, path: Path, data: bytes | memoryview | None, block_bytes
             comm.pop(pid, None)
             comm[pid] = name
     if rec is None:  # not one record
-        _byte_order(path, b"")
+        byte_order(path, b"")
     rec.cols = {c: a[:at] for c, a in cols.items()}
     rec.comm = comm
     rec.order = order
@@ -573,7 +573,7 @@ def decode(path: str | Path, data: bytes | memoryview | None = None,
         if data is None:
             from .compress import read_all
             data = read_all(path)
-        order = _byte_order(path, data)
+        order = byte_order(path, data)
         buf = np.frombuffer(data, dtype=np.uint8)
         starts = record_offsets(path, buf, order)
         rec = _events_numpy(path, buf, starts, order)
@@ -635,10 +635,10 @@ def _labels(codes: np.ndarray, labels) -> pd.api.extensions.ExtensionArray:
 # Pairing events into requests and bios (io_tables): the rules of the module docstring, one helper each
 # ---------------------------------------------------------------------------------------------------
 
-def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
+def asof_join(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
           allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
     """Row index into ``right`` (−1: none) of the as-of match for each row of ``left``: what
-    :func:`_asof_pandas` (``pandas.merge_asof``) gives, by the C join ``blk_asof`` (``_blkscan.c``: a
+    :func:`asof_join_pandas` (``pandas.merge_asof``) gives, by the C join ``blk_asof`` (``_blkscan.c``: a
     hash of the keys, a binary search in time; 4–8× faster, tested equal) when it is built and every
     column is an integer."""
     if not len(left) or not len(right):
@@ -646,7 +646,7 @@ def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str
     lib = _clib()
     cols = [left[c] for c in by + [lt]] + [right[c] for c in by + [rt]]
     if lib is None or not all(c.dtype.kind in "iu" for c in cols):
-        return _asof_pandas(left, right, by, direction, allow_exact, lt, rt)
+        return asof_join_pandas(left, right, by, direction, allow_exact, lt, rt)
     nk, nl, nr = len(by), len(left), len(right)
     lkeys = np.ascontiguousarray(np.stack([c.to_numpy() for c in cols[:nk]]).astype(np.int64, copy=False))
     rkeys = np.ascontiguousarray(np.stack([c.to_numpy() for c in cols[nk + 1:-1]]).astype(np.int64, copy=False))
@@ -664,9 +664,9 @@ def _asof(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str
     return out
 
 
-def _asof_pandas(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
+def asof_join_pandas(left: pd.DataFrame, right: pd.DataFrame, by: list[str], direction: str,
                  allow_exact: bool = True, lt: str = "t", rt: str = "t") -> np.ndarray:
-    """The reference of :func:`_asof`: ``pandas.merge_asof`` over both sides stably sorted by time."""
+    """The reference of :func:`asof_join`: ``pandas.merge_asof`` over both sides stably sorted by time."""
     if not len(left) or not len(right):
         return np.full(len(left), -1, dtype=np.int64)
     L = left[by + [lt]].rename(columns={lt: "_t"}).assign(_l=np.arange(len(left)))
@@ -703,7 +703,7 @@ def _merge_owners(merges: pd.DataFrame, Q: pd.DataFrame, notes: dict, extra: dic
     Returns per bio its merge kind (int8: 0 none, 2 back M, 3 front F) and the time of its merge event
     (ns; its Q time when none), and the mask of merge events that found their Q."""
     nq = len(Q)
-    mq = _asof(merges, Q, ["dev", "sector", "nsect"], "backward")
+    mq = asof_join(merges, Q, ["dev", "sector", "nsect"], "backward")
     merge = np.zeros(nq, dtype=np.int8)  # 0 none, 2 back (M), 3 front (F)
     m_t = Q["t"].to_numpy().copy()
     okm = mq >= 0
@@ -728,7 +728,7 @@ def _merge_parents(Q: pd.DataFrame, merge: np.ndarray, notes: dict, extra: dict 
             continue
         left = pd.DataFrame({"dev": lm["dev"].to_numpy(), "k": lm[lkey].to_numpy(), "t": lm["t"].to_numpy()})
         right = pd.DataFrame({"dev": Qk["dev"].to_numpy(), "k": Qk[rkey].to_numpy(), "t": Qk["t"].to_numpy()})
-        p = _asof(left, right, ["dev", "k"], "backward", allow_exact=False)
+        p = asof_join(left, right, ["dev", "k"], "backward", allow_exact=False)
         parent[lm["qi"].to_numpy()[p >= 0]] = p[p >= 0]
         if extra is not None:
             extra["parent_miss"][lm["qi"].to_numpy()[p < 0]] = True
@@ -753,7 +753,7 @@ def _group_completions(grp: pd.DataFrame, C: pd.DataFrame, root: np.ndarray, not
     """Rule 4: C row (−1: none) of each group, the first C at its start sector after its last bio, else
     the first covering one (:func:`_covering`)."""
     gl = grp.reset_index(drop=True).rename(columns={"start": "sector"})
-    c_of = _asof(gl, C, ["dev", "sector"], "forward", lt="t_last")
+    c_of = asof_join(gl, C, ["dev", "sector"], "forward", lt="t_last")
     miss = np.flatnonzero(c_of < 0)
     scan = {}
     if len(miss) and len(C):
@@ -767,7 +767,7 @@ def _group_completions(grp: pd.DataFrame, C: pd.DataFrame, root: np.ndarray, not
 
 def _issue_times(C: pd.DataFrame, D: pd.DataFrame, notes: dict, extra: dict | None) -> np.ndarray:
     """Rule 5: issue time (ns, float; NaN: none) of each completion, the last D at the C's sector before it."""
-    d_of = _asof(C, D, ["dev", "sector"], "backward")
+    d_of = asof_join(C, D, ["dev", "sector"], "backward")
     notes["completions_without_issue"] = int((d_of < 0).sum())
     if extra is not None:
         extra["d_of"] = d_of
@@ -795,7 +795,7 @@ def _bio_rows(Q: pd.DataFrame, grp: pd.DataFrame, root: np.ndarray, c_of: np.nda
 def _first_after(left: pd.DataFrame, right: pd.DataFrame, dlim: np.ndarray) -> np.ndarray:
     """Time (ns, float) of the first ``right`` event at each ``left`` row's dev and sector from its time on,
     NaN where there is none or it comes after ``dlim`` (the request's issue)."""
-    j = _asof(left, right, ["dev", "sector"], "forward")
+    j = asof_join(left, right, ["dev", "sector"], "forward")
     tv = np.where(j >= 0, right["t"].to_numpy()[np.maximum(j, 0)] if len(right) else 0, -1)
     return np.where((j >= 0) & (tv <= dlim), tv, np.nan)
 
