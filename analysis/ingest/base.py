@@ -432,6 +432,18 @@ def concat_tidy(frames: list, columns: list[str]) -> "Tidy | pd.DataFrame":
     return Tidy(out, columns)
 
 
+def text_lines(data: bytes | str) -> tuple[list[str], list[str]]:
+    """A text tool output (blkparse, btt) as its lines, and what makes it incomplete: a last line with no
+    newline after it was cut inside (it is dropped and said so)."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
+    lines = text.split("\n")
+    incomplete: list[str] = []
+    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
+        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
+        lines = lines[:-1]
+    return lines, incomplete
+
+
 def line_of_offset(data: bytes | str, offset: int) -> int:
     """1-based line number of a byte/char offset."""
     nl = b"\n" if isinstance(data, bytes) else "\n"

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import blktrace as bt
-from .base import IngestError, Parsed, summary_frame
+from .base import IngestError, Parsed, summary_frame, text_lines
 
 KIND = "blkparse"
 _EVENT_START = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d+\s")
@@ -229,12 +229,7 @@ def _crosscheck(requests: pd.DataFrame, bios: pd.DataFrame, devices: np.ndarray,
 
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
-    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
-    lines = text.split("\n")
-    incomplete: list[str] = []
-    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
-        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
-        lines = lines[:-1]
+    lines, incomplete = text_lines(data)
     s = pd.Series(lines, dtype=object)
     is_event, ev, ev_line = _event_fields(path, s)
     # the summary starts at the first block header after the events

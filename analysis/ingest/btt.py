@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .base import IngestError, Parsed, summary_frame
+from .base import IngestError, Parsed, summary_frame, text_lines
 
 KIND = "btt"
 _TITLE = re.compile(r"^=+ (?P<title>[^|=]+?) =+\s*$")
@@ -74,12 +74,7 @@ def _is_rule(ln: str) -> bool:
 
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
-    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray, memoryview)) else data
-    lines = text.split("\n")
-    incomplete: list[str] = []
-    if lines and lines[-1].strip():  # no newline after the last line: the file was cut inside it
-        incomplete.append(f"the file ends inside line {len(lines)} (cut): that line is not read")
-        lines = lines[:-1]
+    lines, incomplete = text_lines(data)
     rows: list[tuple[str, str, str, float, str]] = []
     sections: list[str] = []
     title = None
