@@ -45,10 +45,18 @@ def _timed(fn, repeat: int, mode: str) -> tuple[float, object]:
 
 
 def _read_all(paths: list[Path]):
+    """Each file read as the ingest reads it: one RunFolder per folder, so that a fio log's companion JSON is
+    decoded once per folder, not once per log (a bare ``read(log)`` looks for its companion afresh)."""
     from analysis.ingest.detect import read
+    from analysis.ingest.runfolder import RunFolder
 
     def run():
-        return [read(p) for p in paths]
+        out, folder = [], None
+        for p in paths:
+            if folder is None or not folder.holds(p):
+                folder = RunFolder(p.parent)
+            out.append(read(p, folder=folder))
+        return out
     return run
 
 
