@@ -184,8 +184,9 @@ capture-qos:
 # A redesigned scenario is piloted again in a later round: PILOT_ARGS="--round 2 --scenarios scrub"; the
 # verdict reads every round and decides each scenario on its latest.
 PILOT_ARGS ?=
-# the finished campaign whose run-to-run spread sets the repeats (qos-v2: the same throttled regime)
-PILOT_SPREAD ?= $(if $(filter qos-reef,$(CAMPAIGN_NAME)),$(DATA)/ceph-qos/qos-v2,$(DATA)/ceph-qos/qos-2026)
+# the finished campaign whose run-to-run spread sets the repeats: one of the same regime (a throttled
+# campaign: qos-v2; unthrottled: qos-2026); `analysis pilot` refuses a spread from another regime
+PILOT_SPREAD ?= $(if $(shell grep -qs '^throttle:' $(CAMPAIGN) && echo y),$(DATA)/ceph-qos/qos-v2,$(DATA)/ceph-qos/qos-2026)
 capture-pilot: .venv/.installed
 	@[ "$$(id -u)" = 0 ] || { echo "capture-pilot needs root: sudo make capture-pilot CAMPAIGN=..."; exit 1; }
 	$(CAPTURE_PY) -m capture.ceph pilot $(CAMPAIGN) --out $(DATA)/ceph-qos $(PILOT_ARGS) $(CAPTURE_ARGS)

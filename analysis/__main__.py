@@ -236,8 +236,9 @@ def _claims(a: argparse.Namespace) -> int:
     published = load_all(a.published) if a.published else load_all()
     rel = summary.dropna(subset=["ceph_release"]).groupby("campaign", observed=True)["ceph_release"].agg(
         lambda s: ",".join(sorted(set(map(str, s))))) if "ceph_release" in summary else pd.Series(dtype=str)
-    table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha, release=rel.get(c)) for c in present],
-                      ignore_index=True)
+    from .stats.prereg import run_records
+    table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha, release=rel.get(c),
+                                    records=run_records(summary, c)) for c in present], ignore_index=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     try:
@@ -245,9 +246,9 @@ def _claims(a: argparse.Namespace) -> int:
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
-    counts = verdict_counts(table)
-    for (c, kind), row in counts.iterrows():
-        print(f"{out}: {c} ({kind}): " + ", ".join(f"{v} {k}" for k, v in row.items()))
+    for col, what in (("verdict", "the pre-registered model"), ("verdict_paired", "the paired test")):
+        for (c, kind), row in verdict_counts(table, col).iterrows():
+            print(f"{out}: {c} ({kind}, {what}): " + ", ".join(f"{v} {k}" for k, v in row.items()))
     for c, row in decided_by_repeats(table).iterrows():
         print(f"{out}: {c}: testable claims decided if the spread holds: " + ", ".join(f"{v} {k}" for k, v in row.items()))
     return 0
@@ -289,6 +290,10 @@ def _pilot(a: argparse.Namespace) -> int:
         if not Path(a.spread_from).is_dir():
             print(f"error: --spread-from {a.spread_from}: no such folder (a finished campaign's raw data)",
                   file=sys.stderr)
+            return 2
+        why = pl.regime_mismatch(Path(a.spread_from), doc)
+        if why:
+            print(f"error: --spread-from {a.spread_from}: {why}", file=sys.stderr)
             return 2
         ref = ingest(a.spread_from, progress=False, jobs=_cores())
         camp = str(ref.summary["campaign"].dropna().astype(str).iloc[0])

@@ -324,8 +324,9 @@ CLAIMS_CSV = "claims.csv"
 
 #: study of ``claims.csv`` → the notebook section that reproduces it (from :data:`FIGURE_SOURCES`)
 STUDY_SECTIONS = {"part1": "30-qos-snaptrim-recovery", "part2": "31-qos-scrub"}
-_VERDICT_MARK = {"holds": ("✓", "#1a7f37"), "contradicted": ("✗", "#c62828"), "not significant": ("~", "#8a6d00"),
-                 "not measurable here": ("–", "#777")}
+_VERDICT_MARK = {"reproduced": ("✓", "#1a7f37"), "same direction, smaller": ("↘", "#4d7c0f"),
+                 "same direction, larger": ("↗", "#4d7c0f"), "contradicted": ("✗", "#c62828"),
+                 "undecided": ("~", "#8a6d00"), "not measurable here": ("–", "#777")}
 
 
 def findings_table(table, sections: set[str] | frozenset = frozenset(),
@@ -350,9 +351,11 @@ def findings_table(table, sections: set[str] | frozenset = frozenset(),
             return "<td></td>"
         mark, color = _VERDICT_MARK.get(r["verdict"], ("?", "#000"))
         ci = f" [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]" if pd.notna(r.get("ci_low")) else ""
-        need = f" · R {int(r['repeats_needed'])}" if pd.notna(r.get("repeats_needed")) else ""
+        need = f" · R {int(r['repeats_needed'])}" if pd.notna(r.get("repeats_needed")) and \
+            r["verdict"] == "undecided" else ""
+        dep = " †" if str(r.get("model_dependent", "")).lower() == "true" else ""
         return (f"<td title='{html.escape(str(r['verdict']))}{': ' + html.escape(str(r['diagnosis'])) if pd.notna(r.get('diagnosis')) and r.get('diagnosis') else ''}'>"
-                f"<b style='color:{color}'>{mark}</b> {fmt(r['ours'])}{ci}{need}</td>")
+                f"<b style='color:{color}'>{mark}</b> {fmt(r['ours'])}{ci}{need}{dep}</td>")
     by = {(r["campaign"], r["claim_id"]): r for _, r in t.iterrows()}  # one row per claim and campaign: small
     rows = []
     for (study, cid), g in t.groupby(["study", "claim_id"], sort=False):
@@ -370,7 +373,9 @@ def findings_table(table, sections: set[str] | frozenset = frozenset(),
     key = " ".join(f"<b style='color:{c}'>{m}</b> {v}" for v, (m, c) in _VERDICT_MARK.items())
     return (f"<h2 id='findings'>Findings: each testable claim on each campaign</h2>"
             f"<p>Ours is the same quantity as the published one (a relative change in %, or a share), with its "
-            f"95 % CI; {key}; R = repeats at which the test would have power 0.8 for the published effect. "
+            f"95 % CI under the pre-registered model (docs/analysis-plan.md); {key}; R = repeats at which the "
+            f"model would have power 0.8 for the published effect; † = model-dependent (the simple paired test "
+            f"gives another verdict). "
             f"The claim's sentence is its row's tooltip; the claim links to its figure (ours, else the published "
             f"one) in the notebook cell that drew it, else to the study's section.</p>"
             f"<table class='meta findings'><tr><th>study</th><th>claim</th><th>published</th>{head}</tr>"
@@ -388,30 +393,39 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset(),
     from .stats.claims import decided_by_repeats, verdict_counts
     table = pd.read_csv(path, keep_default_na=False, na_values=[""])
     counts = verdict_counts(table).reset_index()
+    paired = verdict_counts(table, "verdict_paired").reset_index() if "verdict_paired" in table else None
     ahead = decided_by_repeats(table).reset_index()
     if "ceph_release" in table:  # which Ceph release each campaign ran, beside its counts
         rel = table.groupby("campaign")["ceph_release"].first().fillna("")
-        counts.insert(1, "ceph_release", counts["campaign"].map(rel))
-        ahead.insert(1, "ceph_release", ahead["campaign"].map(rel))
+        for t in (counts, ahead, paired):
+            if t is not None:
+                t.insert(1, "ceph_release", t["campaign"].map(rel))
 
     def num(fmt):
         return lambda x: "" if pd.isna(x) else format(x, fmt)
 
-    fmt = {**{c: num(".4g") for c in ("published", "ours", "ci_low", "ci_high")},
-           **{c: num(".3g") for c in ("p", "power_at_published")},
-           **{c: num(".0f") for c in ("direction", "repeats_needed")}}
+    fmt = {**{c: num(".4g") for c in ("published", "ours", "ci_low", "ci_high", "ours_paired", "ci_low_paired",
+                                       "ci_high_paired")},
+           **{c: num(".3g") for c in ("p", "q", "p_paired", "q_paired", "power_at_published")},
+           **{c: num(".0f") for c in ("direction", "repeats_needed", "repeats_needed_paired")}}
+    paired_html = "" if paired is None else (
+        f"<p>The same under the sensitivity analysis, the simple paired test of the two cells alone "
+        f"(<code>verdict_paired</code>, its own BH q):</p>{paired.to_html(index=False, classes='meta', border=0)}")
     return (f"<section id='claims'><h1>The studies' claims on our campaigns</h1>"
             f"<p>Every claim of the two mClock-vs-WPQ studies with a verdict (<code>analysis.stats.claims</code>, "
-            f"<code>{html.escape(str(path.name))}</code>): <em>holds</em> (p &lt; α, the published direction), "
-            f"<em>contradicted</em> (p &lt; α and the opposite direction, or p ≥ α at power ≥ 0.8 to see the "
-            f"published effect), <em>not significant</em> (p ≥ α, underpowered), <em>not measurable here</em> "
-            f"(with the cause). <em>decided</em> counts the testable claims that hold, are contradicted, or are "
-            f"not measurable for a cause more runs would not remove; a claim short of runs "
-            f"(<code>data_gap</code>) is open. Rows per verdict:</p>"
-            f"{counts.to_html(index=False, classes='meta', border=0)}"
-            f"<p>Testable claims decided at R repeats if each claim's spread stays as measured "
-            f"(<code>decided_by_repeats</code>: an underpowered claim is decided once R reaches its "
-            f"<code>repeats_needed</code>; a projection from few repeats, not a measurement):</p>"
+            f"<code>{html.escape(str(path.name))}</code>; the rules in docs/verdicts.md, the model in "
+            f"docs/analysis-plan.md). Each claim is tested under the pre-registered model (log value ~ cell + "
+            f"repeat + first-in-block, the variance pooled across arms); verdicts use the Benjamini–Hochberg q "
+            f"over each campaign's distinct tests: <em>reproduced</em> (q &lt; α, the published direction, the "
+            f"published value inside our 95 % CI), <em>same direction, smaller / larger</em> (the published value "
+            f"outside our CI), <em>contradicted</em> (q &lt; α in the opposite direction, or q ≥ α with our CI "
+            f"short of the published value), <em>undecided</em> (q ≥ α, the published value inside the CI), "
+            f"<em>not measurable here</em> (with the cause; never counted as decided). Claims that test the same "
+            f"data count once (<code>test_id</code>). Distinct tests per verdict:</p>"
+            f"{counts.to_html(index=False, classes='meta', border=0)}{paired_html}"
+            f"<p>Distinct tests decided at R repeats if each test's residual spread stays as measured "
+            f"(<code>decided_by_repeats</code>: an undecided test reaches power 0.8 for the published effect "
+            f"once R reaches its <code>repeats_needed</code>; a projection from few repeats, not a measurement):</p>"
             f"{ahead.to_html(index=False, classes='meta', border=0)}"
             f"{findings_table(table, sections, figures)}"
             f"<details><summary>the table ({len(table)} claims)</summary>"

@@ -372,3 +372,62 @@ def test_sitting_record_is_written_whole_with_its_end_time(tmp_path):
     with pytest.raises(TypeError):
         write_record(root, {"bad": object()})  # not JSON: nothing written
     assert list(root.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------- issue 51: warm-up per block
+def test_warmup_block_discards_a_run_before_every_block(throttled):
+    """``warmup: block``: a discarded run of the block's first (scenario, arm) before each (repeat,
+    scenario) block — the first run of every block was the odd one out in qos-v2 — and the sitting record
+    lists them."""
+    camp, out, root = throttled
+    doc = yaml.safe_load(camp.read_text())
+    doc.update(repeats=2, warmup="block")
+    camp.write_text(yaml.safe_dump(doc))
+    root.mkdir(parents=True)
+    (root / "pilot.json").write_text(json.dumps({"scenarios": {"baseline": {"go": True}}}))
+    assert cli.main(["run", str(camp), "--out", str(out)]) == 0
+    fr = FakeRunner.instances[0]
+    plan = cp.plan(cp.load(camp))
+    firsts = [plan[0], next(r for r in plan if r.repeat == 2)]
+    # each block: its warm-up (repeat 0, discarded), then its runs
+    warm = [a for a in fr.attempts if "/rep-00" in a]
+    assert warm == [f"{r.scenario}/{r.arm}/rep-00" for r in firsts]
+    assert fr.attempts.index(warm[1]) == len(plan) // 2 + 1  # after block 1's runs, before block 2's
+    assert set(fr.discarded) >= set(warm) and len(fr.done) == len(plan)
+    sitting = json.loads(next(root.glob("sitting-*.json")).read_text())
+    assert [b["block"] for b in sitting["block_warmups"]] == ["baseline/rep-01", "baseline/rep-02"]
+    assert "warmup_s" not in sitting  # no extra warm-up per sitting
+
+
+def test_warmup_mode_reads_the_campaign():
+    assert cp.warmup_mode({"warmup": "block"}) == "block"
+    assert cp.warmup_mode({"warmup": True}) == "sitting" and cp.warmup_mode({}) == "none"
+    with pytest.raises(cp.CampaignError, match="warmup must be"):
+        cp.warmup_mode({"campaign": "x", "warmup": "often"})
+    # the harness's keys may change between sittings: the runs stay the same campaign
+    doc = cp.validate(small_doc())
+    assert cp.extension_problem(doc, {**doc, "warmup": "block", "repeats_note": "why"}) is None
+
+
+def test_run_refuses_fewer_repeats_than_the_pilot_asks_unless_the_campaign_says_why(throttled, capsys):
+    camp, out, root = throttled
+    root.mkdir(parents=True)
+    (root / "pilot.json").write_text(json.dumps({"scenarios": {"baseline": {"go": True, "repeats_recommended": 4}}}))
+    assert cli.main(["run", str(camp), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "fewer repeats than its pilot asks for (baseline 1 < 4)" in err and FakeRunner.instances == []
+    doc = yaml.safe_load(camp.read_text())
+    doc["repeats_note"] = "a smoke run of the harness"
+    camp.write_text(yaml.safe_dump(doc))
+    assert cli.main(["run", str(camp), "--out", str(out)]) == 0
+    assert cp.repeats_short(cp.load(camp), {"scenarios": {"baseline": {"repeats_recommended": 1}}}) == {}
+
+
+def test_the_pilot_takes_its_spread_from_its_own_regime(tmp_path):
+    from analysis.stats import pilot as pl
+    v2, q26 = cp.load(V2), cp.load(ROOT / "capture" / "campaigns" / "qos-2026.yaml")
+    raw = ROOT / "data" / "raw" / "ceph-qos"
+    assert pl.regime_mismatch(raw / "qos-v2", v2) is None
+    assert "another regime" in pl.regime_mismatch(raw / "qos-2026", v2)
+    assert "another regime" in pl.regime_mismatch(raw / "qos-v2", q26)
+    assert "no campaign.yaml" in pl.regime_mismatch(tmp_path, v2)

@@ -87,8 +87,11 @@ def test_compare_runs_paired_by_repeat_and_verdicts():
     assert p < 0.05
     _, p_w, how_w = rc.compare_runs(own.iloc[:2], ref.iloc[2:].set_axis([9]))
     assert how_w.startswith("Welch") is False and np.isnan(p_w)  # 2 vs 1 runs: too few
-    assert rc._verdict(10, ch, p, 0.05) == "holds" and rc._verdict(-10, ch, p, 0.05) == "contradicted"
-    assert rc._verdict(10, 3.0, 0.4, 0.05) == "same direction, not significant"
+    # reconcile's verdicts are the rules of analysis.stats.verdicts on BH q over its tests and its CI
+    t = pd.DataFrame({"test_used": ["paired", "paired", "paired", ""], "p": [p, p, 0.4, np.nan],
+                      "ours": [ch, ch, 3.0, 5.0], "ci_low": [8.0, 8.0, -5.0, np.nan], "ci_high": [12.0, 12.0, 11.0, np.nan],
+                      "claim": [10.0, -10.0, 10.0, 5.0], "verdict": ["", "", "", "too few runs for a test"]})
+    assert list(rc._verdicts(t, 0.05)) == ["reproduced", "contradicted", "undecided", "too few runs for a test"]
 
 
 def test_reconcile_absolute_and_relative_claims():
@@ -109,7 +112,9 @@ def test_reconcile_absolute_and_relative_claims():
     r = rc.reconcile(pub, metrics)
     assert r.loc[0, "ours"] == 100.0 and r.loc[0, "ratio"] == pytest.approx(100 / 17520.63)
     assert r.loc[1, "ours"] == pytest.approx(20.0) and r.loc[1, "ratio"] == pytest.approx(2.0)
-    assert r.loc[1, "verdict"] in ("holds", "same direction, not significant") and r.loc[1, "n"] == 3
+    # +20 % over 3 repeats: the bootstrap CI of three runs a side holds the published +10 % (q ≥ α: undecided)
+    assert r.loc[1, "verdict"] in ("reproduced", "undecided") and r.loc[1, "n"] == 3
+    assert r.loc[1, "ci_low"] <= 10 <= r.loc[1, "ci_high"]
     assert r.loc[2, "verdict"] == "not reproducible" and "scaled cluster" in r.loc[2, "note"]
 
 

@@ -276,13 +276,13 @@ def test_findings_table_one_row_per_testable_claim_one_column_per_campaign():
 
     from analysis.report import findings_table
     rows = []
-    for camp, rel, ours, verdict in (("qos-a", "pacific", -4.8, "contradicted"), ("qos-b", "reef", 21.5, "holds")):
+    for camp, rel, ours, verdict in (("qos-a", "pacific", -4.8, "undecided"), ("qos-b", "reef", 21.5, "reproduced")):
         rows += [dict(campaign=camp, ceph_release=rel, study="part1", claim_id="part1-fig01-2", sentence="比基线低近 25%",
                       published=-25.0, unit="%", direction=-1.0, ours=ours, ci_low=-20.5, ci_high=13.9, p=0.3,
-                      repeats_needed=3.0, verdict=verdict, diagnosis=None),
+                      repeats_needed=3.0, verdict=verdict, diagnosis=None, model_dependent=camp == "qos-b"),
                  dict(campaign=camp, ceph_release=rel, study="part2", claim_id="part2-chart01-1", sentence="s2",
                       published=-27.0, unit="%", direction=-1.0, ours=ours / 2, ci_low=None, ci_high=None, p=None,
-                      repeats_needed=None, verdict="not significant", diagnosis=None),
+                      repeats_needed=None, verdict="undecided", diagnosis=None),
                  dict(campaign=camp, ceph_release=rel, study="part1", claim_id="part1-table-1", sentence="23323 IOPS",
                       published=23323.7, unit="IOPS", direction=None, ours=912.0, ci_low=None, ci_high=None, p=None,
                       repeats_needed=None, verdict="not measurable here", diagnosis="absolute value on another machine")]
@@ -292,7 +292,8 @@ def test_findings_table_one_row_per_testable_claim_one_column_per_campaign():
     assert re.findall(r"<th>([^<]*)</th>", html_) == ["study", "claim", "published", "qos-a (pacific)", "qos-b (reef)"]
     first = body[0][1]
     assert "<a href='#30-qos-snaptrim-recovery'>part1-fig01-2</a>" in first and "-25 %" in first
-    assert "✗</b> -4.8 [-20.5, +13.9] · R 3" in first and "✓</b> +21.5 [-20.5, +13.9] · R 3" in first
+    # R (repeats needed) beside an undecided claim only; † marks a model-dependent verdict
+    assert "~</b> -4.8 [-20.5, +13.9] · R 3</td>" in first and "✓</b> +21.5 [-20.5, +13.9] †</td>" in first
     assert "<a " not in body[1][1] and "~</b> -2.4</td>" in body[1][1]      # no section 31 in this page: no link
     assert findings_table(pd.DataFrame(rows[2:3])) == ""
     # with the figure anchored in the page, the claim links to it (ours first, else the published one)

@@ -89,12 +89,20 @@ def test_claims_verdicts():
                          "repeat": [1, 2, 3] * 4,
                          "put_mib_s": [6.0, 6.2, 6.1, 9.0, 9.1, 8.9, 6.0, 6.3, 5.9, 9.0, 9.05, 8.95]})
     t = rgw.claims(runs).set_index(["arm", "vs"])
-    assert t.loc[("shards-64", "shards-1"), "verdict"] == "holds"
-    assert t.loc[("shards-64", "shards-1"), "diary ratio"] == pytest.approx(574 / 220, abs=1e-3)
-    assert t.loc[("shards-8", "shards-1"), "verdict"] == "n.s."
-    assert t.loc[("bucket-per-proc", "shards-1"), "verdict"] == "not measurable"
+    # 64 shards: ×1.48 here, significant after BH, the diary's ×2.61 far above the CI
+    big = t.loc[("shards-64", "shards-1")]
+    assert big["diary ratio"] == pytest.approx(574 / 220, abs=1e-3) and big["hi"] < big["diary ratio"]
+    assert big["q"] < 0.05 and big["verdict"] == "same direction, smaller"
+    # 8 shards: ×1.0, its CI short of the diary's ×1.82 → contradicted (q ≥ α)
+    e8 = t.loc[("shards-8", "shards-1")]
+    assert e8["q"] >= 0.05 and e8["hi"] < 400 / 220 and e8["verdict"] == "contradicted"
+    assert t.loc[("bucket-per-proc", "shards-1"), "verdict"] == "not measurable here"
     eq = t.loc[("shards-64", "rados")]
-    assert eq["verdict"] == "holds" and 0.9 <= eq["lo"] and eq["hi"] <= 1.1  # 64 shards ≈ rados bench here
+    assert eq["verdict"] == "reproduced" and 0.9 <= eq["lo"] and eq["hi"] <= 1.1  # 64 shards ≈ rados bench here
+    # q: BH over the three tested claims
+    from statsmodels.stats.multitest import multipletests
+    tested = t["p"].notna()
+    assert t.loc[tested, "q"].to_numpy() == pytest.approx(multipletests(t.loc[tested, "p"], method="fdr_bh")[1])
 
 
 def test_published_beside_measured_uses_the_diarys_hdd_rows():

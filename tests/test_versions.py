@@ -160,11 +160,11 @@ def test_claims_by_release_side_by_side():
     def row(camp, cid, verdict, direction=1.0):
         return {"campaign": camp, "claim_id": cid, "study": "part1", "published": 10.0, "direction": direction,
                 "ours": 5.0, "verdict": verdict}
-    t = pd.DataFrame([row("v2", "a", "holds"), row("rf", "a", "holds"),
-                      row("v2", "b", "holds"), row("rf", "b", "contradicted"),
-                      row("v2", "c", "contradicted"), row("rf", "c", "holds"),
+    t = pd.DataFrame([row("v2", "a", "reproduced"), row("rf", "a", "same direction, smaller"),
+                      row("v2", "b", "same direction, larger"), row("rf", "b", "contradicted"),
+                      row("v2", "c", "contradicted"), row("rf", "c", "reproduced"),
                       row("v2", "d", "contradicted"), row("rf", "d", "contradicted"),
-                      row("v2", "e", "holds"), row("rf", "e", "not significant"),
+                      row("v2", "e", "reproduced"), row("rf", "e", "undecided"),
                       row("v2", "f", "not measurable here", np.nan), row("rf", "f", "not measurable here", np.nan)])
     out = vs.claims_by_release(t, {"pacific": "v2", "reef": "rf"})
     assert out["holds on"].to_dict() == {"a": "both", "b": "pacific only", "c": "reef only", "d": "neither",

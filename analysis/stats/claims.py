@@ -17,50 +17,44 @@
                         for a ``share_pct`` claim)
 ``direction``           +1/−1: the sign of the published change (a share: of share − 100); NaN for an
                         absolute value
-``ours``                our value in the same unit: for a relative claim the change of the geometric mean
-                        of our paired ratios, 100·(exp(mean log ratio) − 1) (a share: 100·exp(…)), the
-                        quantity the test is about; for an absolute claim our median over repeats
-``ci_low``, ``ci_high`` 95 % t interval of ``ours`` (the paired t interval on the log ratios, back-transformed:
-                        it excludes 0 % change exactly when p < 0.05)
-``test``                the test: ``paired t (log), by repeat`` when at least 3 repeats are common to the
-                        two cells (what ``reconcile.compare_runs`` does: for two cells its blocked ANOVA is
-                        this paired t-test, same p); ``Welch t (log)`` when fewer are common and each side
-                        has ≥ 2 runs
-``p``                   its two-sided p-value
-``n``                   repeats paired (Welch: the smaller side's runs)
-``power_at_published``  power of that test at ``alpha`` to detect the PUBLISHED effect with our spread:
-                        d = |log(1 + published/100)| / sd of the paired log differences (a share:
-                        |log(published/100)|), ``statsmodels`` ``TTestPower`` with nobs = n pairs
-                        (:func:`paired_power`, its formula without its NaN at large d)
-                        (Welch: ``TTestIndPower`` with the pooled sd of the log values and the two run counts)
-``repeats_needed``      the smallest whole number of repeats (pairs; Welch: runs per arm) reaching power
-                        ``power`` (0.8) for the published effect with our spread; NaN where the spread is
-                        unknown or zero
-``verdict``, ``diagnosis``  see below
+``test_id``             the distinct test: claims that test the same data (the same runs' log ratios, up to
+                        sign: a duration claim and its rate mirror) share it and one result; ``same_test``
+                        lists their ids.  Counts and the false-discovery step are per distinct test
+``cells``               our two sides: ``scenario/arm metric vs scenario/arm metric``
+``ours``, ``ci_low``, ``ci_high``  under the pre-registered model (:mod:`analysis.stats.prereg`,
+                        docs/analysis-plan.md): the contrast back-transformed to the claim's unit, and its
+                        95 % t interval (unadjusted)
+``model``               the model fitted (or the paired test where the model cannot be fitted)
+``p``, ``q``            its two-sided p and the Benjamini–Hochberg q over the campaign's distinct tests
+``n``                   runs of the claim's cell in the fit
+``verdict``             :mod:`analysis.stats.verdicts` on q, the CI and the published value;
+``ours_direction``      ``same`` / ``opposite`` (q < α) or ``not significant``;
+``size``                the published value against our CI: ``inside``, ``ours smaller``, ``ours larger``,
+                        ``opposite side``
+``power_at_published``  the model's power at α for the published effect with our residual sd
+``repeats_needed``      repeats at which the model's test reaches power 0.8 for the published effect
+                        (:func:`analysis.stats.prereg.repeats_needed`)
+``ours_paired`` … ``verdict_paired``  the sensitivity analysis: the simple test of the two cells alone —
+                        ``paired t (log), by repeat`` when ≥ 3 repeats are common, else ``Welch t (log)`` —
+                        its estimate, CI, p, its own BH q and the same verdict rules
+``repeats_needed_paired``  pairs for power 0.8 under the paired test (:func:`repeats_needed`)
+``model_dependent``     True when ``verdict`` and ``verdict_paired`` differ
+``outliers``            runs of the fit with |studentized residual| > 4, with their own records (kept)
+``diagnosis``           computed text: the spread, the mapping caveats of ``reconcile``
 ``data_gap``            True when the claim is not measurable only for want of runs in this campaign
 
 A claim of a client drop against the baseline test (``client_iops`` of a scenario against the baseline's)
 is tested within each run where the campaign allows it (:func:`within_run_reference`): the client IOPS
 while the operation ran (``client_iops_op``) against the same run's before it (``client_iops_pre``),
-paired by run, and the diagnosis says so; otherwise against the baseline runs, paired by repeat.
+and the diagnosis says so; otherwise against the baseline runs.
 
-Verdicts (exactly these rules; ``power`` = 0.8):
-
-- ``holds``: p < alpha and our change has the published direction.
-- ``contradicted``: p < alpha and the opposite direction; or p ≥ alpha while ``power_at_published`` ≥ 0.8
-  (we could have seen the published effect and did not).
-- ``not significant``: p ≥ alpha and ``power_at_published`` < 0.8 (underpowered: ``repeats_needed`` says
-  how many repeats would decide it).
-- ``not measurable here``: the claim maps to no cell we can run (the 975-OSD scaled cluster), our data lack
-  the cell or the metric, or too few runs for a test; ``diagnosis`` names the cause, and ``data_gap`` is
-  True when more runs of this campaign would make it testable (a missing cell or metric, too few runs):
-  such a claim is open, not decided.
-
-Absolute claims (kind ``measured``: IOPS, latencies, durations of the study's hardware) are kept as rows,
-with verdict ``not measurable here`` and diagnosis ``absolute value on another machine`` (``ours`` still
-shows our median): the table then has exactly one row per claim ``reconcile`` lists.  Otherwise
-``diagnosis`` is computed text: the spread of the paired log ratios and the repeats, the power, and the
-mapping caveats of ``reconcile`` (an assumed scheduler, a workload that differs between the two cells).
+Verdicts: :mod:`analysis.stats.verdicts` (``reproduced``, ``same direction, smaller`` / ``larger``,
+``contradicted``, ``undecided``, ``not measurable here``).  ``not measurable here``: the claim maps to
+no cell we can run (the 975-OSD scaled cluster), our data lack the cell or the metric, or too few runs for
+a test; ``diagnosis`` names the cause, and ``data_gap`` is True when more runs of this campaign would
+make it testable.  Absolute claims (kind ``measured``: IOPS, latencies, durations of the study's
+hardware) are kept as rows, ``not measurable here`` with diagnosis ``absolute value on another machine``
+(``ours`` still shows our median): the table has exactly one row per claim ``reconcile`` lists.
 """
 
 from __future__ import annotations
@@ -74,13 +68,16 @@ from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
 from ..published.qos import PART1_SEED, PART2_SEED
+from . import prereg
 from .consistency import ALPHA, n_per_arm
 from .reconcile import WORKLOAD, arm_values, campaign_arms, claim_cells, claim_rows, our_metric
+from .verdicts import CONSERVATIVE, DECIDED, NOT_MEASURABLE, UNDECIDED, VERDICTS, bh, conservative, rule
 
-COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "ours", "ci_low",
-           "ci_high", "test", "p", "n", "power_at_published", "repeats_needed", "verdict", "diagnosis",
-           "data_gap"]
-VERDICTS = ("holds", "contradicted", "not significant", "not measurable here")
+COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "test_id",
+           "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "verdict", "ours_direction", "size",
+           "power_at_published", "repeats_needed", "ours_paired", "ci_low_paired", "ci_high_paired", "test_paired",
+           "p_paired", "q_paired", "verdict_paired", "repeats_needed_paired", "model_dependent", "outliers",
+           "diagnosis", "data_gap"]
 ABSOLUTE = "absolute value on another machine"
 PAIRED, WELCH = "paired t (log), by repeat", "Welch t (log)"
 STUDY = {PART1_SEED: "part1", PART2_SEED: "part2"}
@@ -192,7 +189,7 @@ def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
             p = float(stats.ttest_rel(np.log(own[common].to_numpy(float)), np.log(ref[common].to_numpy(float))).pvalue)
         half = stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
         return dict(test=PAIRED, n=n, mean=mean, sd=sd, p=p, lo=mean - half, hi=mean + half, d_sd=sd,
-                    spread=f"spread of paired log ratios sd={sd:.2g} over {n} repeats")
+                    spread=f"spread of paired log ratios sd={sd:.2g} over {n} repeats", data=dl)
     if min(len(lo), len(lr)) >= 2:
         res = stats.ttest_ind(lo, lr, equal_var=False)
         mean = lo.mean() - lr.mean()
@@ -203,7 +200,8 @@ def _test(own: pd.Series, ref: pd.Series, relation: str, alpha: float) -> dict:
         pooled = np.sqrt(((len(lo) - 1) * lo.var(ddof=1) + (len(lr) - 1) * lr.var(ddof=1)) / (len(lo) + len(lr) - 2))
         return dict(test=WELCH, n=min(len(lo), len(lr)), n_own=len(lo), n_ref=len(lr), mean=mean, sd=pooled,
                     p=float(res.pvalue), lo=mean - half, hi=mean + half, d_sd=pooled,
-                    spread=f"pooled sd of log values {pooled:.2g}, {len(lo)} vs {len(lr)} runs (unpaired)")
+                    spread=f"pooled sd of log values {pooled:.2g}, {len(lo)} vs {len(lr)} runs (unpaired)",
+                    data=np.r_[mean, len(lo), len(lr)])
     return {}
 
 
@@ -214,16 +212,19 @@ def _claim_row(r, campaign: str, release: str | None, study: str, claim_id: str,
         if r.kind == "derived" else np.nan
     return dict(campaign=campaign, ceph_release=release or "", study=study, claim_id=claim_id,
                 sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
-                ours=np.nan, ci_low=np.nan, ci_high=np.nan, test="", p=np.nan, n=0,
-                power_at_published=np.nan, repeats_needed=np.nan, verdict="not measurable here", diagnosis="",
-                data_gap=False)
+                test_id="", same_test="", cells="", ours=np.nan, ci_low=np.nan, ci_high=np.nan, model="", p=np.nan,
+                q=np.nan, n=0, verdict=NOT_MEASURABLE, ours_direction="", size="", power_at_published=np.nan,
+                repeats_needed=np.nan, ours_paired=np.nan, ci_low_paired=np.nan, ci_high_paired=np.nan,
+                test_paired="", p_paired=np.nan, q_paired=np.nan, verdict_paired=NOT_MEASURABLE,
+                repeats_needed_paired=np.nan, model_dependent=False, outliers="", diagnosis="", data_gap=False)
 
 
 def _measure_claim(r, out: dict, relation: str, metrics: pd.DataFrame, arms, within: bool,
                    alpha: float) -> tuple[dict, float, list[str]] | None:
-    """Our side of claim ``r`` into its row ``out``: the cells, our value and the test.  (the test, the
-    published effect as an absolute log ratio, the diagnosis notes) when the test gave a finite p (power
-    and verdict come after, :func:`_power_and_verdicts`); None when not (``out`` says why)."""
+    """Our side of claim ``r`` into its row ``out``: the cells and the simple (paired or Welch) test.  (the
+    test with the claim's two :class:`~analysis.stats.prereg.Side`, the published effect as an absolute
+    log ratio, the diagnosis notes) when the test gave a finite p (the model, q and the verdicts come
+    after, :func:`_decide`); None when not (``out`` says why)."""
     (scen, arm, note), (rs, ra, rnote) = claim_cells(r, arms)
     metric, mnote = our_metric(r.test, r.scheduler, r.metric)
     if scen is None:
@@ -260,8 +261,10 @@ def _measure_claim(r, out: dict, relation: str, metrics: pd.DataFrame, arms, wit
     if WORKLOAD.get(scen, "randwrite") != WORKLOAD.get(rs, "randwrite"):
         notes.append(f"our {scen} runs {WORKLOAD.get(scen, 'randwrite')}, our {rs} "
                      f"{WORKLOAD.get(rs, 'randwrite')}")
-    out.update(ours=_to_unit(t["mean"], relation), ci_low=_to_unit(t["lo"], relation),
-               ci_high=_to_unit(t["hi"], relation), test=t["test"], p=t["p"], n=t["n"])
+    out.update(ours_paired=_to_unit(t["mean"], relation), ci_low_paired=_to_unit(t["lo"], relation),
+               ci_high_paired=_to_unit(t["hi"], relation), test_paired=t["test"], p_paired=t["p"], n=t["n"])
+    t.update(relation=relation, own=prereg.Side(scen, arm, metric), ref=prereg.Side(rs, ra, ref_metric))
+    out["cells"] = f"{scen}/{arm} {metric} vs {rs}/{ra} {ref_metric}"
     return t, abs(_log_published(r.value, relation)), notes
 
 
@@ -279,49 +282,115 @@ def _welch_power(d: np.ndarray, tests: list[dict], alpha: float) -> np.ndarray:
     return pw
 
 
-def _diagnosis_text(why: str, t: dict, out: dict, w: float, k: float, power: float) -> str:
-    """The diagnosis of a tested claim for verdict rule ``why`` (power ``w``, ``k`` repeats needed)."""
-    return {"holds": f"{t['spread']}",
-            "significant opposite": f"opposite to the published direction; {t['spread']}",
-            "powered": f"power {w:.2f} to see the published {out['published']:g} {out['unit']} "
-                       f"({t['spread']}), not seen",
-            "underpowered": f"{t['spread']}"
-                            + (f"; {k:.0f} repeats for power {power:g}" if np.isfinite(k) else "")}[why]
-
-
-def _power_and_verdicts(pending: list[tuple], alpha: float, power: float) -> None:
-    """Power at the published effect, repeats needed, verdict and diagnosis into each tested row of
-    ``pending`` ((row, test, |published log ratio|, notes)): one vectorised call per test kind."""
+def _paired_repeats(pending: list[tuple], alpha: float, power: float) -> None:
+    """``repeats_needed_paired`` into each tested row: pairs (Welch: runs per arm) for ``power`` at the
+    published effect with the simple test's spread; one vectorised call per test kind."""
     for kind in (PAIRED, WELCH):
         todo = [x for x in pending if x[1]["test"] == kind]
         if not todo:
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
             d = np.array([eff / t["d_sd"] for _, t, eff, _ in todo])
-        if kind == PAIRED:
-            pw = paired_power(d, [t["n"] for _, t, _, _ in todo], alpha)
-            need = repeats_needed(d, alpha, power)
-        else:
-            pw = _welch_power(d, [t for _, t, _, _ in todo], alpha)
-            need = n_per_arm(d, alpha, power)
-        for (out, t, _, notes), w, k in zip(todo, pw, need):
-            out.update(power_at_published=w, repeats_needed=k)
-            out["verdict"], why = _verdict(out["p"], np.sign(t["mean"]), out["direction"], w, alpha, power)
-            out["diagnosis"] = "; ".join([_diagnosis_text(why, t, out, w, k, power), *notes])
+        need = repeats_needed(d, alpha, power) if kind == PAIRED else n_per_arm(d, alpha, power)
+        for (out, _, _, _), k in zip(todo, need):
+            out["repeats_needed_paired"] = k
+
+
+def _fingerprint(t: dict) -> tuple[tuple, int]:
+    """(key, orientation): claims whose simple tests see the same data up to sign (a duration and its
+    rate, a comparison and its mirror) get one key; orientation −1 for the mirrored one."""
+    x = np.round(np.asarray(t["data"], float), 9)
+    nz = x[np.flatnonzero(x)[:1]] if t["test"] == PAIRED else x[:1]
+    sign = -1 if len(nz) and nz[0] < 0 else 1
+    if t["test"] == WELCH:
+        return (WELCH, abs(x[0]), *x[1:], round(t["p"], 9)), sign
+    return (PAIRED, *(sign * x)), sign
+
+
+def _model_fits(pending: list[tuple], metrics: pd.DataFrame, records, alpha: float) -> list[dict | None]:
+    """The pre-registered model's fit per distinct test (the first claim's orientation), mirrored for the
+    other claims of the test; ``test_id`` and ``same_test`` into the rows."""
+    groups: dict[tuple, list[int]] = {}
+    signs = []
+    for i, (_, t, _, _) in enumerate(pending):
+        key, sign = _fingerprint(t)
+        groups.setdefault(key, []).append(i)
+        signs.append(sign)
+    fits: list[dict | None] = [None] * len(pending)
+    for k, idx in enumerate(groups.values(), start=1):
+        first = pending[idx[0]][1]
+        f = prereg.contrast(metrics, first["own"], first["ref"], records, alpha)
+        ids = " ".join(pending[i][0]["claim_id"] for i in idx)
+        for i in idx:
+            out = pending[i][0]
+            out.update(test_id=f"{out['campaign']}:T{k:02d}", same_test=ids if len(idx) > 1 else "")
+            if f is not None and signs[i] != signs[idx[0]]:
+                fits[i] = {**f, "est": -f["est"], "lo": -f["hi"], "hi": -f["lo"]}
+            else:
+                fits[i] = f
+    return fits
+
+
+def _plan_fields(out: dict, t: dict, f: dict | None, eff: float, alpha: float, power: float) -> None:
+    """The model's estimate, CI, p, power and repeats needed into ``out`` (the paired test where the
+    model cannot be fitted, said in ``model``)."""
+    rel = t["relation"]
+    if f is None:
+        out.update(ours=out["ours_paired"], ci_low=out["ci_low_paired"], ci_high=out["ci_high_paired"],
+                   p=out["p_paired"], model=f"{t['test']} (the model cannot be fitted to these cells)")
+        out["_log"] = (t["mean"], t["lo"], t["hi"])
+        return
+    pw = float(prereg.power(eff, f["se"], f["df"], alpha))
+    out.update(ours=_to_unit(f["est"], rel), ci_low=_to_unit(f["lo"], rel), ci_high=_to_unit(f["hi"], rel),
+               p=f["p"], model=f["model"], n=f["n"], power_at_published=pw,
+               repeats_needed=prereg.repeats_needed(eff, f, alpha, power), outliers=f["outliers"])
+    out["_log"] = (f["est"], f["lo"], f["hi"])
+
+
+def _decide(pending: list[tuple], metrics: pd.DataFrame, records, alpha: float, power: float) -> None:
+    """Model fits, BH q over the distinct tests (model and paired separately), verdicts under both, and
+    the diagnosis, into each tested row of ``pending`` ((row, test, |published log ratio|, notes))."""
+    if not pending:
+        return
+    _paired_repeats(pending, alpha, power)
+    fits = _model_fits(pending, metrics, records, alpha)
+    for (out, t, eff, _), f in zip(pending, fits):
+        _plan_fields(out, t, f, eff, alpha, power)
+    rows = [x[0] for x in pending]
+    first = pd.Series([r["test_id"] for r in rows]).duplicated().to_numpy()
+    for col, qcol in (("p", "q"), ("p_paired", "q_paired")):
+        p = np.array([np.nan if dup else r[col] for r, dup in zip(rows, first)])
+        q = pd.Series(bh(p), index=[r["test_id"] for r in rows])
+        q = q[~first]
+        for r in rows:
+            r[qcol] = float(q[r["test_id"]])
+    pub = np.array([_log_published(r["published"], x[1]["relation"]) for r, x in zip(rows, pending)])
+    est, lo, hi = (np.array([r["_log"][i] for r in rows]) for i in range(3))
+    v, d, size = rule([r["q"] for r in rows], est, lo, hi, pub, alpha)
+    vp, _, _ = rule([r["q_paired"] for r in rows], [x[1]["mean"] for x in pending], [x[1]["lo"] for x in pending],
+                    [x[1]["hi"] for x in pending], pub, alpha)
+    for (out, t, _, notes), vi, di, si, vpi in zip(pending, v, d, size, vp):
+        del out["_log"]
+        out.update(verdict=str(vi), ours_direction=str(di), size=str(si), verdict_paired=str(vpi),
+                   model_dependent=bool(vi != vpi))
+        k = out["repeats_needed"]
+        need = f"; {k:.0f} repeats for power {power:g} under the model" if str(vi) == UNDECIDED and np.isfinite(k) else ""
+        out["diagnosis"] = "; ".join([t["spread"] + need, *notes])
 
 
 def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, alpha: float = ALPHA,
-                 power: float = 0.8, release: str | None = None) -> pd.DataFrame:
+                 power: float = 0.8, release: str | None = None, records: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per distinct claim of ``published`` (both studies' rows, :func:`analysis.published.qos.load_all`)
     against ``metrics`` (:func:`analysis.stats.qos_derived.run_metrics` of ``campaign``; other campaigns'
-    rows are dropped when it has a ``campaign`` column).  Columns :data:`COLUMNS`; verdicts in the module
-    docstring."""
+    rows are dropped when it has a ``campaign`` column) and ``records`` (:func:`analysis.stats.prereg.run_records`:
+    the runs' plan order for the model's first-in-block term; without it the term is left out).  Columns
+    :data:`COLUMNS`; verdicts in the module docstring."""
     if "campaign" in metrics:
         metrics = metrics[metrics["campaign"].astype(str) == campaign]
     claims = claim_rows(published).reset_index(drop=True)
     arms = campaign_arms(metrics)
     within = within_run_reference(metrics)
-    rows, pending = [], []  # pending: rows whose power and verdict come after one vectorised power call
+    rows, pending = [], []  # pending: rows whose model, q and verdicts come after every simple test
     rank: dict[tuple[str, str], int] = {}
     for r in claims.itertuples(index=False):
         study, slug = study_of(r.seed), figure_slug(r.figure)
@@ -332,62 +401,75 @@ def claims_table(published: pd.DataFrame, metrics: pd.DataFrame, campaign: str, 
         tested = _measure_claim(r, out, relation, metrics, arms, within, alpha)
         if tested is not None:
             pending.append((out, *tested))
-    _power_and_verdicts(pending, alpha, power)
+    _decide(pending, metrics, records, alpha, power)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _verdict(p: float, ours_sign: float, direction: float, pw: float, alpha: float, power: float) -> tuple[str, str]:
-    """(verdict, which rule) for a tested relative claim."""
-    if p < alpha:
-        return ("holds", "holds") if ours_sign == direction else ("contradicted", "significant opposite")
-    if pw >= power:
-        return "contradicted", "powered"
-    return "not significant", "underpowered"
+def campaign_claims(published: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, campaign: str,
+                    alpha: float = ALPHA, release: str | None = None) -> pd.DataFrame:
+    """:func:`claims_table` of one campaign straight from the ingested ``summary`` and ``series``: its
+    metrics (with the within-run windows) and its run records (the plan order)."""
+    from .qos_derived import run_metrics
+    return claims_table(published, run_metrics(summary, series, campaign, windows=True), campaign, alpha=alpha,
+                        release=release, records=prereg.run_records(summary, campaign))
 
 
-def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows per verdict (columns, in :data:`VERDICTS` order) per campaign and ``claims``: ``testable`` (it
-    has a published direction: a relative or share claim) or ``absolute`` (a value of the study's own
-    machine or of its 975-OSD cluster, always ``not measurable here``) — so the share of testable claims decided is
-    not inflated by absolute values; and ``decided`` = the testable ones that hold, are contradicted or
-    are not measurable here for a cause more runs would not remove (``data_gap`` False: e.g. the 975-OSD
-    cluster), and ``open`` = the testable ones short of runs (``data_gap``)."""
-    kind = np.where(pd.to_numeric(table["direction"], errors="coerce").notna(), "testable", "absolute")
-    c = pd.crosstab([table["campaign"], pd.Series(kind, index=table.index, name="claims")],
-                    pd.Categorical(table["verdict"], categories=VERDICTS), dropna=False)
+def _per_test(table: pd.DataFrame, verdict: str = "verdict") -> pd.DataFrame:
+    """One row per distinct test (claims without a test: one each) of the testable claims: ``campaign``,
+    ``verdict`` (:func:`~analysis.stats.verdicts.conservative` over its claims), ``data_gap``, and
+    ``repeats_needed`` (the largest over its claims)."""
+    t = table[pd.to_numeric(table["direction"], errors="coerce").notna()]
+    tid = t["test_id"].fillna("").astype(str) if "test_id" in t else pd.Series("", index=t.index)
+    key = tid.where(tid != "", "claim:" + t["campaign"].astype(str) + ":" + t["claim_id"].astype(str))
+    gap = t["data_gap"].fillna(False).astype(bool) if "data_gap" in t else pd.Series(False, index=t.index)
+    need = pd.to_numeric(t.get("repeats_needed", pd.Series(np.nan, index=t.index)), errors="coerce")
+    g = pd.DataFrame({"campaign": t["campaign"].astype(str), "key": key, "verdict": t[verdict].astype(str),
+                      "data_gap": gap, "need": need}).groupby(["campaign", "key"], sort=False)
+    return pd.DataFrame({"verdict": g["verdict"].agg(conservative), "data_gap": g["data_gap"].all(),
+                         "repeats_needed": g["need"].max()}).reset_index()
+
+
+def verdict_counts(table: pd.DataFrame, verdict: str = "verdict") -> pd.DataFrame:
+    """Distinct tests per verdict (columns, in :data:`VERDICTS` order) per campaign and ``claims``:
+    ``testable`` (a published direction: relative and share claims; claims that test the same data count
+    once, :func:`_per_test`) or ``absolute`` (a value of the study's own machine or of its 975-OSD
+    cluster, always ``not measurable here``, one per claim).  ``decided``: the testable ones
+    reproduced, the same direction smaller or larger, or contradicted (never ``not measurable here``);
+    ``open``: the testable ones short of runs (``data_gap``).  ``verdict``: the column counted
+    (``verdict_paired`` for the sensitivity analysis)."""
+    tests = _per_test(table, verdict)
+    absolute = table[pd.to_numeric(table["direction"], errors="coerce").isna()]
+    both = pd.concat([tests.assign(claims="testable"),
+                      pd.DataFrame({"campaign": absolute["campaign"].astype(str), "claims": "absolute",
+                                    "verdict": absolute[verdict].astype(str),
+                                    "data_gap": absolute.get("data_gap", False)})], ignore_index=True)
+    c = pd.crosstab([both["campaign"], both["claims"]], pd.Categorical(both["verdict"], categories=VERDICTS),
+                    dropna=False)
     c.columns.name = None
     c = c.reindex(columns=list(VERDICTS), fill_value=0)
     c = c[c.sum(axis=1) > 0]
-    gap = table["data_gap"].fillna(False).astype(bool) if "data_gap" in table else \
-        pd.Series(False, index=table.index)
-    closed = (table["verdict"] == "not measurable here") & ~gap & (kind == "testable")
-    dec = c["holds"] + c["contradicted"] + closed.groupby(table["campaign"]).sum().reindex(
-        c.index.get_level_values("campaign")).to_numpy()
-    c["decided"] = np.where(c.index.get_level_values("claims") == "testable", dec, 0)
-    opened = (table["verdict"] == "not measurable here") & gap & (kind == "testable")
-    c["open"] = np.where(c.index.get_level_values("claims") == "testable", opened.groupby(
-        table["campaign"]).sum().reindex(c.index.get_level_values("campaign")).to_numpy(), 0)
+    testable = c.index.get_level_values("claims") == "testable"
+    c["decided"] = np.where(testable, c[list(DECIDED)].sum(axis=1), 0)
+    gap = both[(both["claims"] == "testable") & (both["verdict"] == NOT_MEASURABLE)
+               & both["data_gap"].fillna(False).astype(bool)].groupby("campaign").size()
+    c["open"] = np.where(testable, gap.reindex(c.index.get_level_values("campaign"), fill_value=0).to_numpy(), 0)
     return c
 
 
-def decided_by_repeats(table: pd.DataFrame, repeats=(3, 5, 10, 20, 50, 100)) -> pd.DataFrame:
-    """How many testable claims each campaign would decide at ``repeats`` repeats if its spread stays as
-    measured: the ones decided now (:func:`verdict_counts`) plus the ``not significant`` ones whose
-    ``repeats_needed`` ≤ R.  At R ≥ ``repeats_needed`` the test has power ≥ 0.8 for the published effect, so
-    the verdict rules decide the claim whatever p comes out (p < α: holds or contradicted; p ≥ α:
-    contradicted).  A projection, not a measurement: the spread of 2–3 repeats is itself uncertain.
-    Columns: ``testable``, ``decided now``, then one per R (claims decided), in ``repeats`` order; one row per
-    campaign."""
-    counts = verdict_counts(table)
-    testable = counts.xs("testable", level="claims") if "testable" in counts.index.get_level_values("claims") \
-        else counts.iloc[:0].droplevel("claims")
-    kind = pd.to_numeric(table["direction"], errors="coerce").notna()
-    pending = table[kind & (table["verdict"] == "not significant")]
-    need = pd.to_numeric(pending["repeats_needed"], errors="coerce")
-    out = pd.DataFrame({"testable": testable.drop(columns=["decided", "open"]).sum(axis=1),
-                        "decided now": testable["decided"]})
+def decided_by_repeats(table: pd.DataFrame, repeats=(3, 5, 8, 10, 20, 50)) -> pd.DataFrame:
+    """How many distinct tests of testable claims each campaign would decide at ``repeats`` repeats if its
+    residual spread stays as measured: the ones decided now (:func:`verdict_counts`) plus the
+    ``undecided`` ones whose ``repeats_needed`` (under the pre-registered model) ≤ R.  At R ≥
+    ``repeats_needed`` the model has power ≥ 0.8 for the published effect, so the CI at R repeats will
+    most likely either exclude zero or exclude the published value.  A projection, not a measurement: the
+    spread of 3 repeats is itself uncertain.  Columns: ``testable`` (distinct tests), ``decided now``, then
+    one per R, in ``repeats`` order; one row per campaign."""
+    tests = _per_test(table)
+    out = pd.DataFrame({"testable": tests.groupby("campaign").size(),
+                        "decided now": tests["verdict"].isin(DECIDED).groupby(tests["campaign"]).sum()})
+    pending = tests[tests["verdict"] == UNDECIDED]
     for r in repeats:
-        more = (need <= r).groupby(pending["campaign"]).sum()
+        more = (pending["repeats_needed"] <= r).groupby(pending["campaign"]).sum()
         out[f"at {r}"] = out["decided now"] + more.reindex(out.index, fill_value=0)
     out.index.name = "campaign"
     return out.astype(int)
@@ -396,31 +478,64 @@ def decided_by_repeats(table: pd.DataFrame, repeats=(3, 5, 10, 20, 50, 100)) -> 
 def _claim_text(r) -> str:
     ci = f" [{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]" if pd.notna(r.get("ci_low")) else ""
     return (f"`{r['claim_id']}` (published {r['published']:+.3g} {r['unit']}, ours {r['ours']:+.3g}{ci}, "
-            f"p = {r['p']:.2g})")
+            f"q = {r['q']:.2g})")
 
 
 def conclusion_lines(table: pd.DataFrame, campaign: str, alpha: float = ALPHA, study: str | None = None) -> list[str]:
     """Markdown bullets on one campaign's rows of :func:`claims_table` (``study``: only that study's): the
-    testable claims by verdict, the ones that hold and the ones contradicted with ours against theirs, and
-    how many of those not significant more repeats would decide (``repeats_needed``) — the closing lines of
-    the notebooks that test the claims, the same numbers as the report's findings table."""
+    distinct tests by verdict under the pre-registered model and under the paired test, the claims by
+    verdict with ours against theirs, the model-dependent ones, and how many undecided ones at most 8 and
+    20 repeats would decide — the closing lines of the notebooks that test the claims, the same numbers as
+    the report's findings table."""
     t = table[table["campaign"].astype(str) == campaign]
     if study is not None:
         t = t[t["study"] == study]
     testable = t[pd.to_numeric(t["direction"], errors="coerce").notna()]
-    v = testable["verdict"].value_counts()
-    n_rep = int(testable["n"].max()) if testable["n"].notna().any() else 0
-    lines = [f"- **Our runs against the {len(testable)} testable claims** (`{campaign}`, up to {n_rep} repeats per "
-             f"arm, α = {alpha}; contradicted = the opposite direction at p < α, or p ≥ α with power ≥ 0.8 for the "
-             "published effect): " + "; ".join(f"{k} {int(v.get(k, 0))}" for k in VERDICTS) + "."]
-    for verdict, label in (("holds", "Holding"), ("contradicted", "Contradicted")):
+    per, paired = _per_test(testable), _per_test(testable, "verdict_paired")
+    v, vp = per["verdict"].value_counts(), paired["verdict"].value_counts()
+    lines = [f"- **Our runs against the {len(testable)} testable claims, {len(per)} distinct tests** (`{campaign}`, "
+             f"α = {alpha} on Benjamini–Hochberg q; the rules: docs/verdicts.md): "
+             + "; ".join(f"{k} {int(v.get(k, 0))}" for k in VERDICTS) + ". Under the simple paired test: "
+             + "; ".join(f"{k} {int(vp.get(k, 0))}" for k in VERDICTS) + "."]
+    for verdict in DECIDED:
         rows = testable[testable["verdict"] == verdict]
         if len(rows):
-            lines.append(f"  {label}: " + "; ".join(_claim_text(r) for _, r in rows.iterrows()) + ".")
-    ns = testable[(testable["verdict"] == "not significant") & testable["repeats_needed"].notna()]
-    if len(ns):
-        r = ns["repeats_needed"].astype(int)
-        lines.append(f"- **More repeats.** Of the {len(ns)} claims not significant, {int((r <= 10).sum())} would be "
-                     f"decided with at most 10 repeats per arm and {int((r <= 20).sum())} with at most 20, if their "
-                     f"spread stays as measured (median {int(np.median(r))} repeats).")
+            lines.append(f"  {verdict.capitalize()}: " + "; ".join(_claim_text(r) for _, r in rows.iterrows()) + ".")
+    dep = testable[testable["model_dependent"].fillna(False).astype(bool)]
+    if len(dep):
+        lines.append(f"- **Model-dependent** ({len(dep)} claim{'s' if len(dep) != 1 else ''}: the paired test says "
+                     "otherwise): "
+                     + "; ".join(f"`{r['claim_id']}` {r['verdict']} (paired: {r['verdict_paired']})"
+                                 for _, r in dep.iterrows()) + ".")
+    und = per[(per["verdict"] == UNDECIDED) & per["repeats_needed"].notna()]
+    if len(und):
+        r = und["repeats_needed"].astype(int)
+        lines.append(f"- **More repeats.** Of the {int((per['verdict'] == UNDECIDED).sum())} undecided tests, "
+                     f"{int((r <= 8).sum())} would reach power 0.8 for the published effect with at most 8 repeats "
+                     f"and {int((r <= 20).sum())} with at most 20, if the model's residual spread stays as measured "
+                     f"(median {int(np.median(r))} repeats).")
     return lines
+
+
+def extension(table: pd.DataFrame, campaigns, max_repeats: int = 8) -> pd.DataFrame:
+    """The runs the pre-registered plan asks for (docs/analysis-plan.md): for each undecided distinct test
+    of ``campaigns`` that one of its claims says ≤ ``max_repeats`` repeats would decide (``repeats_needed``
+    under the model), both cells of its ``cells`` raised to that many repeats (the largest any such test
+    asks of the cell).  One row per (campaign, scenario, arm): ``repeats`` (the target), ``tests`` (their
+    ids)."""
+    t = table[table["campaign"].astype(str).isin(list(campaigns)) & (table["verdict"] == UNDECIDED)]
+    need = pd.to_numeric(t["repeats_needed"], errors="coerce")
+    t = t[need <= max_repeats].assign(need=need[need <= max_repeats])
+    rows = []
+    for r in t.itertuples(index=False):
+        for side in str(r.cells).split(" vs "):
+            scen, arm = side.split(" ")[0].split("/", 1)
+            rows.append({"campaign": r.campaign, "scenario": scen, "arm": arm, "repeats": int(r.need),
+                         "tests": r.test_id})
+    cols = ["campaign", "scenario", "arm", "repeats", "tests"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    e = pd.DataFrame(rows)
+    return (e.groupby(["campaign", "scenario", "arm"], sort=True)
+            .agg(repeats=("repeats", "max"), tests=("tests", lambda s: " ".join(sorted(set(s)))))
+            .reset_index()[cols])

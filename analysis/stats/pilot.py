@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -272,6 +273,25 @@ def spread(metrics: pd.DataFrame) -> pd.DataFrame:
         rows.append({"scenario": scen, "metric": metric, "sd_log": sd_log, "sd_resid": sd_resid,
                      "n_runs": len(d)})
     return pd.DataFrame(rows, columns=["scenario", "metric", "sd_log", "sd_resid", "n_runs"])
+
+
+def regime_mismatch(spread_from: Path, doc: dict[str, Any]) -> str | None:
+    """Why the finished campaign in ``spread_from`` (its frozen ``campaign.yaml``) cannot set the repeats of
+    campaign ``doc``, or None: its spread must come from the same regime — the same per-OSD IO limits
+    (``throttle``; qos-2026's unthrottled spread, client IOPS sd 0.53, is not qos-v2's, 0.07)."""
+    import yaml
+    f = Path(spread_from) / "campaign.yaml"
+    if not f.is_file():
+        return f"no campaign.yaml in {spread_from} to tell its regime"
+    try:
+        other = yaml.safe_load(f.read_text()) or {}
+    except yaml.YAMLError as e:
+        return f"{f}: not YAML ({e})"
+    mine, theirs = doc.get("throttle") or None, (other.get("throttle") or None) if isinstance(other, dict) else None
+    if mine != theirs:
+        return (f"another regime: {f} has throttle {theirs}, the campaign {mine} (a spread from another regime "
+                "sets the wrong repeats)")
+    return None
 
 
 def shipped_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from .consistency import ALPHA, blocked_anova, effect_size
+from .verdicts import bh, rule
 
 #: published test → our scenario (None: not reproducible on this machine)
 SCENARIO = {"baseline": "baseline", "snaptrim": "snaptrim", "snaptrim_recovery": "snaptrim_recovery",
@@ -134,15 +135,18 @@ def compare_runs(own: pd.Series, ref: pd.Series) -> tuple[float, float, str]:
     return change, np.nan, "too few runs"
 
 
-def _verdict(published: float, ours: float, p: float, alpha: float) -> str:
-    if not np.isfinite(ours):
-        return "not measured"
-    same = np.sign(published) == np.sign(ours)
-    if not np.isfinite(p):
-        return "same direction, untested" if same else "opposite direction, untested"
-    if same:
-        return "holds" if p < alpha else "same direction, not significant"
-    return "contradicted" if p < alpha else "opposite direction, not significant"
+def _verdicts(out: pd.DataFrame, alpha: float) -> pd.Series:
+    """The verdicts of the tested ``change_pct`` rows by :mod:`analysis.stats.verdicts` (q: BH over those
+    rows; the size from the bootstrap CI), the others' verdict kept."""
+    tested = out["test_used"].astype(str).ne("") & np.isfinite(out["p"].astype(float))
+    if not tested.any():
+        return out["verdict"]
+    t = out[tested]
+    log = lambda x: np.log1p(np.asarray(x, float) / 100)
+    with np.errstate(invalid="ignore"):
+        v, _, _ = rule(bh(t["p"].to_numpy(float)), log(t["ours"]), log(t["ci_low"]), log(t["ci_high"]),
+                       log(t["claim"]), alpha)
+    return out["verdict"].where(~tested, pd.Series(v, index=t.index))
 
 
 #: what makes two published rows the same claim
@@ -162,8 +166,8 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
     """One row per published measured or derived claim: its keys, ``printed``, ``claim`` (the published
     value, in its unit), ``ours`` (our median over repeats, or our relative change for a derived claim),
     ``ratio`` = ours / claim (absolute claims: how far our machine is from theirs), ``n`` (our runs),
-    ``p`` and ``verdict`` (derived ``change_pct`` claims: does the direction hold over our repeats at
-    ``alpha``?), ``ci_low``/``ci_high`` (derived claims: 95 % BCa bootstrap interval of the change in mean,
+    ``p`` and ``verdict`` (derived ``change_pct`` claims: the rules of :mod:`analysis.stats.verdicts` on
+    BH q over the table's tests and the CI below), ``ci_low``/``ci_high`` (derived claims: 95 % BCa bootstrap interval of the change in mean,
     %, :func:`analysis.stats.consistency.effect_size`; three runs a side make it rough), ``note`` (mapping
     and workload caveats), ``stated`` (how often the text states the same
     claim: with ``dedupe`` one row per distinct claim, its first statement's figure)."""
@@ -202,10 +206,14 @@ def reconcile(published: pd.DataFrame, metrics: pd.DataFrame, alpha: float = ALP
                 ci = effect_size(ref.to_numpy(float), own.to_numpy(float), "rel_diff", n_resamples=1000)
                 out.update(ours=ch, p=p, test_used=how, n=min(len(own), len(ref)),
                            ci_low=100 * ci["ci_low"], ci_high=100 * ci["ci_high"],
-                           ratio=ch / r.value if r.value else np.nan, verdict=_verdict(r.value, ch, p, alpha))
+                           ratio=ch / r.value if r.value else np.nan,
+                           verdict="not measured" if not np.isfinite(ch) else "too few runs for a test")
             elif not own.empty and not ref.empty:
                 share = own.median() / ref.median() * 100
                 out.update(ours=share, ratio=share / r.value if r.value else np.nan, verdict="compared (share)")
         out["note"] = "; ".join(n for n in notes if n)
         rows.append(out)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if len(table):
+        table["verdict"] = _verdicts(table, alpha)
+    return table

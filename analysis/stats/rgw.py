@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .verdicts import CONTRADICTED, NOT_MEASURABLE, REPRODUCED, UNDECIDED, bh, rule
+
 ALPHA = 0.05
 MIB = float(1 << 20)
 #: the PUT phase inside a run's system log (s): the load generator starts PUTs 1–3 s in (interpreter, bucket
@@ -177,8 +179,12 @@ def published_vs_measured(published: pd.DataFrame, runs: pd.DataFrame) -> pd.Dat
 
 def claims(runs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
     """The diary's HDD claims tested on our runs: each a contrast of two arms (ratio, CI, p), the diary's
-    ratio from its stated numbers, and a verdict — ``holds`` (same direction, p < alpha), ``contradicted``
-    (opposite, p < alpha), ``n.s.`` (with the repeats per arm that would decide it), ``not measurable``."""
+    ratio from its stated numbers, q (Benjamini–Hochberg over these claims) and a verdict by the rules of
+    :mod:`analysis.stats.verdicts` (direction and size: ``reproduced``, ``same direction, smaller`` /
+    ``larger``, ``contradicted``, ``undecided`` with the repeats per arm that would decide it, ``not
+    measurable here``).  The parity claim (64 shards vs rados bench): ``reproduced`` when the CI lies
+    within ±10 % of parity, ``contradicted`` when q < α and the CI lies wholly outside that band, else
+    ``undecided``."""
     c1 = contrasts(runs, ref="shards-1", alpha=alpha)
     rados = runs[runs["arm"] == "rados"]["put_mib_s"].dropna().to_numpy()
     s64 = runs[runs["arm"] == "shards-64"]["put_mib_s"].dropna().to_numpy()
@@ -195,18 +201,25 @@ def claims(runs: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
             r = log_ratio(s64, rados, alpha) if len(s64) and len(rados) else None
         else:
             r = c1.loc[a].to_dict() if a in c1.index else None
-        if r is None or not np.isfinite(r.get("p", np.nan)):
-            verdict = "not measurable"
-        elif direction == 0:  # an equality claim: holds when the CI covers ±10 % of parity
-            verdict = "holds" if r["lo"] >= 0.9 and r["hi"] <= 1.1 else ("contradicted" if r["p"] < alpha else "n.s.")
-        elif r["p"] < alpha:
-            verdict = "holds" if np.sign(np.log(r["ratio"])) == direction else "contradicted"
-        else:
-            verdict = "n.s."
-        rows.append({"claim": text, "arm": a, "vs": b, "diary ratio": round(diary, 3),
-                     **({k: r[k] for k in ("ratio", "lo", "hi", "p", "repeats_needed")} if r else {}),
-                     "verdict": verdict})
-    return pd.DataFrame(rows)
+        if r is not None and not np.isfinite(r.get("p", np.nan)):
+            r = None
+        rows.append({"claim": text, "arm": a, "vs": b, "diary ratio": round(diary, 3), "direction": direction,
+                     **({k: r[k] for k in ("ratio", "lo", "hi", "p", "repeats_needed")} if r else {})})
+    out = pd.DataFrame(rows)
+    for k in ("ratio", "lo", "hi", "p", "repeats_needed"):
+        if k not in out:
+            out[k] = np.nan
+    out["q"] = bh(out["p"].to_numpy(float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v, _, _ = rule(out["q"], np.log(out["ratio"]), np.log(out["lo"]), np.log(out["hi"]),
+                       np.log(out["diary ratio"]), alpha)
+    parity = out["direction"] == 0
+    band = (out["lo"] >= 0.9) & (out["hi"] <= 1.1)
+    outside = (out["lo"] > 1.1) | (out["hi"] < 0.9)
+    v = np.where(parity & out["q"].notna(),
+                 np.select([band, (out["q"] < alpha) & outside], [REPRODUCED, CONTRADICTED], UNDECIDED), v)
+    out["verdict"] = v
+    return out.drop(columns="direction")
 
 
 def conclusion(runs: pd.DataFrame, claim_table: pd.DataFrame, machine: str = "this VM") -> str:
@@ -214,13 +227,13 @@ def conclusion(runs: pd.DataFrame, claim_table: pd.DataFrame, machine: str = "th
     arms = arm_table(runs)
     lines = ["**What the RGW campaign says here** (computed from the runs above):", ""]
     for _, r in claim_table.iterrows():
-        if r["verdict"] == "not measurable":
-            lines.append(f"- {r['claim']}: not measurable (too few runs).")
+        if r["verdict"] == NOT_MEASURABLE:
+            lines.append(f"- {r['claim']}: not measurable here (too few runs).")
             continue
-        extra = "" if r["verdict"] != "n.s." or not np.isfinite(r.get("repeats_needed", np.nan)) else \
+        extra = "" if r["verdict"] != UNDECIDED or not np.isfinite(r.get("repeats_needed", np.nan)) else \
             f"; about {int(r['repeats_needed'])} runs per arm would decide it"
         lines.append(f"- {r['claim']}: **{r['verdict']}** — ours {r['ratio']:.2f}× (95 % CI {r['lo']:.2f}–{r['hi']:.2f}, "
-                     f"p = {r['p']:.3g}), the diary {r['diary ratio']:.2f}×{extra}.")
+                     f"p = {r['p']:.3g}, BH q = {r['q']:.3g}), the diary {r['diary ratio']:.2f}×{extra}.")
     if "rados" in arms.index:
         best = arms.drop(index="rados")["median"].idxmax() if len(arms) > 1 else None
         if best is not None:

@@ -33,6 +33,10 @@ from scipy import stats
 from ..ingest.base import IngestError
 from ..ingest.context import ceph_release_of
 from .abtest import welch
+from .verdicts import DECIDED, LARGER, REPRODUCED, SMALLER
+
+#: verdicts in which the claim's direction holds
+SAME_DIRECTION = (REPRODUCED, SMALLER, LARGER)
 
 RELEASES = ("pacific", "reef")
 CLASSES = ("client", "background_recovery", "background_best_effort")
@@ -300,9 +304,10 @@ def operator_table(facts: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
 def claims_by_release(table: pd.DataFrame, campaigns: dict[str, str]) -> pd.DataFrame:
     """The claims table (:func:`analysis.stats.claims.claims_table` rows of several campaigns) one row per
     testable claim with each release's verdict side by side: ``campaigns`` maps release → campaign (e.g.
-    ``{"pacific": "qos-v2", "reef": "qos-reef"}``).  ``holds on``: ``both``, ``pacific only``, ``reef only``,
-    ``neither`` (both decided, neither holds) or ``undecided`` (a release has it not significant / not
-    measured)."""
+    ``{"pacific": "qos-v2", "reef": "qos-reef"}``).  ``holds on``: where the claim's direction holds
+    (:mod:`analysis.stats.verdicts`: reproduced, or the same direction smaller or larger): ``both``,
+    ``pacific only``, ``reef only``, ``neither`` (both decided, neither holds) or ``undecided`` (a release
+    has it undecided / not measurable)."""
     t = table[pd.to_numeric(table["direction"], errors="coerce").notna()]
     cols = {}
     for rel, camp in campaigns.items():
@@ -314,8 +319,8 @@ def claims_by_release(table: pd.DataFrame, campaigns: dict[str, str]) -> pd.Data
     out.insert(0, "published", first["published"].reindex(out.index))
     out.insert(0, "study", first["study"].reindex(out.index))
     rels = list(campaigns)
-    holds = pd.DataFrame({r: out[r].eq("holds") for r in rels})
-    decided = pd.DataFrame({r: out[r].isin(["holds", "contradicted"]) for r in rels})
+    holds = pd.DataFrame({r: out[r].isin(SAME_DIRECTION) for r in rels})
+    decided = pd.DataFrame({r: out[r].isin(DECIDED) for r in rels})
     out["holds on"] = np.select(
         [holds.all(axis=1), *[holds[r] & ~holds.drop(columns=r).any(axis=1) & decided.all(axis=1) for r in rels],
          decided.all(axis=1)],

@@ -73,6 +73,14 @@ def cmd_run(a) -> int:
             raise cp.CampaignError(why + " (--force runs it anyway, marked forced in its data)")
         forced = not go
         log_progress(why + ("; FORCED" if forced else ""))
+        short = cp.repeats_short(doc, json.loads((root / "pilot.json").read_text())) if go else {}
+        if short and not doc.get("repeats_note"):
+            raise cp.CampaignError(
+                f"{a.campaign}: fewer repeats than its pilot asks for ("
+                + ", ".join(f"{k} {p} < {r}" for k, (p, r) in short.items())
+                + "): raise repeats, or say why in the campaign's repeats_note")
+        if short:
+            log_progress(f"fewer repeats than the pilot asks ({', '.join(short)}): {doc['repeats_note']}")
     runs = cp.plan(doc)
     if doc.get("throttle"):
         # a block cut by an earlier sitting's end is run again whole (see sitting(): blocks never split)
@@ -112,24 +120,36 @@ def sitting(doc, campaign_file: Path, out: Path, todo, runs, max_minutes, forced
     interrupt_on_sigterm()
     thr = float(doc.get("disturbed_outside_cpu_frac", 0.15))
 
+    mode = cp.warmup_mode(doc) if warmup is None else ("sitting" if warmup else "none")
+
     def work() -> None:
         runner.bring_up()
-        if doc.get("warmup", False) if warmup is None else warmup:
+        if mode == "sitting":
             record["warmup_s"] = warm_up(runner, doc)
         # a throttled campaign's client level depends on the bring-up's PG map (the pilot: WPQ baseline 946
         # vs 705 IOPS in two bring-ups): its (repeat, scenario) blocks are never split between sittings
-        blk = (lambda r: (r.repeat, r.scenario)) if doc.get("throttle") else None
+        blk = (lambda r: (r.repeat, r.scenario)) if doc.get("throttle") or mode == "block" else None
+        per_block = None
+        if mode == "block":
+            record["block_warmups"] = []
+
+            def per_block(run) -> None:  # the discarded run before each block, named in its runs' run.json
+                s = warm_up(runner, doc, run)
+                runner.block_warmup = {"scenario": run.scenario, "arm": run.arm, "wall_s": s}
+                record["block_warmups"].append({"block": f"{run.scenario}/rep-{run.repeat:02d}", "wall_s": s})
         do_runs(todo, runner, threshold=thr, deadline=deadline, log=log_progress, errors=(ClusterError,), block=blk,
-                sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600), summary=run_summary)
+                sitting=record, after_failure=lambda: runner.cl.wait_clean(timeout=600), summary=run_summary,
+                before_block=per_block)
     return guarded(work, close=runner.teardown, root=root, record=record, log=log_progress,
                    after=lambda: log_runs_left(root, runs, log_progress))
 
 
-def warm_up(runner, doc) -> float:
-    """The discarded warm-up run (the first run after bring-up is slower; a failure is logged, not
-    raised); → its wall time (s, one decimal)."""
-    w = cp.warmup_run(doc)
-    log_progress(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run after bring-up is slower)")
+def warm_up(runner, doc, before=None) -> float:
+    """The discarded warm-up run (the first run after bring-up, or of a block with ``before`` its first
+    run, is slower; a failure is logged, not raised); → its wall time (s, one decimal)."""
+    w = cp.warmup_run(doc, before)
+    log_progress(f"warm-up run {w.scenario}/{w.arm} (discarded: the first run "
+                 f"{'of a block' if before is not None else 'after bring-up'} is slower)")
     t = time.time()
     try:
         runner.one(w)

@@ -111,10 +111,16 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
     return doc
 
 
+#: settings of how the harness runs a campaign, not of its runs: a later sitting may change them
+HARNESS_KEYS = ("warmup", "repeats_note")
+
+
 def _without_repeats(doc: dict[str, Any]) -> dict[str, Any]:
     import copy
     d = copy.deepcopy(doc)
     d.pop("repeats", None)
+    for k in HARNESS_KEYS:
+        d.pop(k, None)
     for sc in (d.get("scenarios") or {}).values():
         if isinstance(sc, dict):
             sc.pop("repeats", None)
@@ -187,11 +193,42 @@ def pilot_doc(doc: dict[str, Any], round_: int = 1, scenarios: list[str] | None 
     return validate(p, f"{doc['campaign']} (pilot)")
 
 
-def warmup_run(doc: dict[str, Any]) -> Run:
-    """The discarded run at the start of a sitting (the first run after bring-up is slower)."""
+def warmup_run(doc: dict[str, Any], before: Run | None = None) -> Run:
+    """The discarded run at the start of a sitting (the first run after bring-up is slower), or with
+    ``before`` the one at the start of that run's (repeat, scenario) block: the same scenario and arm
+    (the first run of every block was the odd one out in qos-v2 and qos-reef, whichever arm it was)."""
+    if before is not None:
+        return Run(doc["campaign"], before.scenario, before.arm, 0, -1)
     sname = "baseline" if "baseline" in doc["scenarios"] else next(iter(doc["scenarios"]))
     s = doc["scenarios"][sname]
     return Run(doc["campaign"], sname, s.get("arms", list(doc["arms"]))[0], 0, -1)
+
+
+def warmup_mode(doc: dict[str, Any]) -> str:
+    """``block`` (a discarded run before every (repeat, scenario) block), ``sitting`` (one after bring-up)
+    or ``none``, from the campaign's ``warmup`` (``block``, ``true``/``sitting``, ``false``/``none``)."""
+    w = doc.get("warmup", False)
+    if w in ("block", "sitting", "none"):
+        return w
+    if isinstance(w, bool):
+        return "sitting" if w else "none"
+    raise CampaignError(f"{doc.get('campaign')}: warmup must be block, sitting (true) or none (false), not {w!r}")
+
+
+def repeats_short(doc: dict[str, Any], pilot: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """Scenarios whose planned repeats (the smallest over the scenario's arms) fall short of what the
+    pilot verdict (pilot.json) recommends: scenario → (planned, recommended)."""
+    out = {}
+    for name, v in (pilot.get("scenarios") or {}).items():
+        s = doc["scenarios"].get(name)
+        if s is None or not isinstance(v, dict) or "repeats_recommended" not in v:
+            continue
+        per = s.get("repeats_for") or {}
+        base = s.get("repeats", doc.get("repeats", 3))
+        planned = min(per.get(a, base) for a in s.get("arms", list(doc["arms"])))
+        if planned < int(v["repeats_recommended"]):
+            out[name] = (planned, int(v["repeats_recommended"]))
+    return out
 
 
 def plan(doc: dict[str, Any]) -> list[Run]:

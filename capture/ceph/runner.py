@@ -130,6 +130,9 @@ class Runner:
         self.throttle: Throttle | None = None  # set at bring-up when the campaign has ``throttle``
         #: a run whose machine steal time exceeds this share of its CPU time is flagged (not redone)
         self.steal_flag = float(doc.get("steal_flag_frac", 0.05))
+        #: the discarded warm-up run before the current block (``warmup: block``): written into run.json
+        #: as ``block_warmup`` (scenario/arm), so the analysis knows no run of the block was its first
+        self.block_warmup: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ cluster lifetime
     def teardown(self) -> None:
@@ -425,6 +428,9 @@ class Runner:
                 shutil.move(str(f), str(stage / f.name))
         info["cpu"] = acct.result(list(cl.pids().values()))
         info["steal_flagged"] = info["cpu"]["steal_frac"] > self.steal_flag
+        if self.block_warmup is not None:
+            info["block_warmup"] = f"{self.block_warmup['scenario']}/{self.block_warmup['arm']}"
+            info["block_warmup_s"] = self.block_warmup["wall_s"]
         info["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
         with open(cl.dir / "log" / "cluster.log", "rb") as f:
             f.seek(log_pos)

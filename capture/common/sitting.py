@@ -106,12 +106,14 @@ def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: flo
             log: Callable[[str], None], errors: tuple[type[BaseException], ...],
             sitting: dict[str, Any], summary: Callable[[dict[str, Any]], tuple[dict[str, Any], str]],
             after_failure: Callable[[], None] | None = None,
-            block: Callable[[Any], Any] | None = None) -> None:
+            block: Callable[[Any], Any] | None = None,
+            before_block: Callable[[Any], None] | None = None) -> None:
     """``summary(info)`` → (fields for the sitting record, text for the log line) of a kept run;
     ``after_failure`` runs after a failed attempt (e.g. wait until the cluster is clean again);
     ``block(run)``: the comparison block a run belongs to — past the deadline the sitting still finishes
     the block it is in, so a block is never split between sittings (each bring-up is a new cluster), and
-    its first block runs whatever the budget (the bring-up and warm-up before it are already spent)."""
+    its first block runs whatever the budget (the bring-up and warm-up before it are already spent);
+    ``before_block(run)`` runs before the first run of each block (e.g. a discarded warm-up run)."""
     prev = None
     for run in todo:
         if deadline and time.time() > deadline:
@@ -120,6 +122,8 @@ def do_runs(todo: Iterable[Any], runner: Any, *, threshold: float, deadline: flo
                 break
             log(f"time budget reached: finishing block {block(run)} first (a block stays in one sitting"
                 + (", and a sitting runs at least one)" if prev is None else ")"))
+        if before_block is not None and block is not None and (prev is None or block(run) != block(prev)):
+            before_block(run)
         prev = run
         earlier: list[dict[str, Any]] = []
         for attempt in range(1, ATTEMPTS + 1):
