@@ -109,12 +109,9 @@ def paired_power(d, nobs, alpha: float = ALPHA) -> np.ndarray:
     ``TTestPower`` does, e.g. at d = 7.5, n = 3).  1 where d is infinite (no spread, a non-zero effect),
     NaN where d is NaN or fewer than 2 pairs."""
     d, n = np.broadcast_arrays(np.abs(np.asarray(d, float)), np.asarray(nobs, float))
-    out = np.full(d.shape, np.nan)
     ok = np.isfinite(d) & (n >= 2)
-    if ok.any():
-        df, nc = n[ok] - 1, d[ok] * np.sqrt(n[ok])
-        c = stats.t.ppf(1 - alpha / 2, df)
-        out[ok] = stats.nct.sf(c, df, nc) + stats.nct.sf(c, df, -nc)
+    with np.errstate(divide="ignore", invalid="ignore"):  # the one-sample t: se 1/√n in units of sd, df n − 1
+        out = np.where(ok, prereg.power(np.where(ok, d, np.nan), 1 / np.sqrt(n), n - 1, alpha), np.nan)
     out[np.isinf(d) & (n >= 2)] = 1.0
     return out
 

@@ -24,11 +24,15 @@ records (attempt, redone, background unfinished, steal flagged) and kept.  Witho
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+import statsmodels.api as sm
+from statsmodels.stats.outliers_influence import OLSInfluence
+from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 
 from ..labels import str_eq
 
@@ -95,23 +99,24 @@ def _design(d: pd.DataFrame, cells: list[str], blocks: bool, first: bool) -> np.
 
 
 def _fit(X: np.ndarray, y: np.ndarray, c: np.ndarray) -> dict | None:
-    """OLS of y on X, the contrast c·β with its se and residual df, and externally studentized residuals;
-    None when the contrast is not estimable or no residual df is left."""
-    pinv = np.linalg.pinv(X)
-    rank = np.linalg.matrix_rank(X)
-    df = len(y) - rank
-    if df < 1 or not np.allclose(c @ pinv @ X, c, atol=1e-8):
+    """``statsmodels`` OLS of y on X (pseudo-inverse: the cell and block dummies are collinear by design),
+    the contrast c·β (``t_test``) with its se and residual df, and the externally studentized residuals
+    (``OLSInfluence``); None when the contrast is not estimable (c not in the row space of X) or no
+    residual df is left."""
+    with warnings.catch_warnings():  # a rank-deficient X is handled below: the contrast must be estimable
+        warnings.simplefilter("ignore", SingularMatrixWarning)
+        res = sm.OLS(y, X).fit()
+    df = int(round(res.df_resid))
+    if df < 1 or not np.allclose(c @ res.model.pinv_wexog @ X, c, atol=1e-8):
         return None
-    beta = pinv @ y
-    e = y - X @ beta
-    s2 = float(e @ e) / df
-    est = float(c @ beta)
-    se = float(np.sqrt(s2 * (c @ pinv @ pinv.T @ c)))
-    h = np.einsum("ij,ji->i", X, pinv)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s2_i = (df * s2 - e ** 2 / (1 - h)) / (df - 1) if df > 1 else np.full(len(y), np.nan)
-        r = e / np.sqrt(s2_i * (1 - h))
-    return dict(est=est, se=se, df=df, sigma=float(np.sqrt(s2)), r=r)
+    t = res.t_test(c[None, :])
+    if df > 1:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.asarray(OLSInfluence(res).resid_studentized_external, float)
+    else:
+        r = np.full(len(y), np.nan)
+    return dict(est=float(np.squeeze(t.effect)), se=float(np.squeeze(t.sd)), df=df,
+                sigma=float(np.sqrt(res.scale)), r=r)
 
 
 def contrast(metrics: pd.DataFrame, own: Side, ref: Side, records: pd.DataFrame | None = None,
@@ -175,7 +180,11 @@ def outlier_text(flagged: pd.DataFrame, records: pd.DataFrame | None) -> str:
 
 def power(effect, se, df, alpha: float = 0.05) -> np.ndarray:
     """Two-sided power of a t test with standard error ``se`` on ``df`` degrees of freedom to detect
-    ``effect`` (log scale), vectorised: P(T > c) + P(T < −c), T noncentral t (df, effect/se)."""
+    ``effect`` (log scale), vectorised: P(T > c) + P(T < −c), T noncentral t (df, effect/se), c the t
+    quantile at 1 − α/2; the lower tail taken as P(T' > c), T' of noncentrality −effect/se (scipy's
+    ``nct.cdf`` returns NaN there for large noncentrality).  NaN where an argument is NaN, se ≤ 0 or
+    df < 1.  The one formula for every power this package states (:func:`analysis.stats.claims.paired_power`
+    is this with se = 1/√n, df = n − 1)."""
     effect, se, df = np.broadcast_arrays(np.abs(np.asarray(effect, float)), np.asarray(se, float),
                                          np.asarray(df, float))
     out = np.full(effect.shape, np.nan)

@@ -21,6 +21,7 @@ log(1 + c/100); a share s % of its reference is log(s/100)).
 from __future__ import annotations
 
 import numpy as np
+from statsmodels.stats.multitest import multipletests
 
 REPRODUCED, SMALLER, LARGER = "reproduced", "same direction, smaller", "same direction, larger"
 CONTRADICTED, UNDECIDED, NOT_MEASURABLE = "contradicted", "undecided", "not measurable here"
@@ -34,17 +35,13 @@ CONSERVATIVE = (CONTRADICTED, UNDECIDED, SMALLER, LARGER, REPRODUCED, NOT_MEASUR
 
 
 def bh(p) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (q) of ``p``, NaN kept as NaN and left out of the count:
-    q_(i) = min over j ≥ i of p_(j)·m/j, capped at 1 (``statsmodels`` ``multipletests(method="fdr_bh")``)."""
+    """Benjamini–Hochberg adjusted p-values (q) of ``p`` (``statsmodels`` ``multipletests``, ``fdr_bh``),
+    NaN kept as NaN and left out of the count m."""
     p = np.asarray(p, float)
     q = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    if not len(ok):
-        return q
-    order = ok[np.argsort(p[ok], kind="stable")]
-    m = len(order)
-    raw = p[order] * m / np.arange(1, m + 1)
-    q[order] = np.minimum(np.minimum.accumulate(raw[::-1])[::-1], 1.0)
+    ok = np.isfinite(p)
+    if ok.any():
+        q[ok] = multipletests(p[ok], method="fdr_bh")[1]
     return q
 
 
