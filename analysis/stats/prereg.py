@@ -101,7 +101,7 @@ def _design(d: pd.DataFrame, cells: list[str], blocks: bool, first: bool) -> np.
 def _fit(X: np.ndarray, y: np.ndarray, c: np.ndarray) -> dict | None:
     """``statsmodels`` OLS of y on X (pseudo-inverse: the cell and block dummies are collinear by design),
     the contrast c·β (``t_test``) with its se and residual df, and the externally studentized residuals
-    (``OLSInfluence``); None when the contrast is not estimable (c not in the row space of X) or no
+    (``OLSInfluence``'s internal ones, turned external in closed form); None when the contrast is not estimable (c not in the row space of X) or no
     residual df is left."""
     with warnings.catch_warnings():  # a rank-deficient X is handled below: the contrast must be estimable
         warnings.simplefilter("ignore", SingularMatrixWarning)
@@ -110,9 +110,10 @@ def _fit(X: np.ndarray, y: np.ndarray, c: np.ndarray) -> dict | None:
     if df < 1 or not np.allclose(c @ res.model.pinv_wexog @ X, c, atol=1e-8):
         return None
     t = res.t_test(c[None, :])
-    if df > 1:
+    if df > 1:  # external from internal studentized residuals (no leave-one-out refits): r·√((df−1)/(df−r²))
         with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.asarray(OLSInfluence(res).resid_studentized_external, float)
+            ri = np.asarray(OLSInfluence(res).resid_studentized, float)
+            r = ri * np.sqrt((df - 1) / (df - ri ** 2))
     else:
         r = np.full(len(y), np.nan)
     return dict(est=float(np.squeeze(t.effect)), se=float(np.squeeze(t.sd)), df=df,
