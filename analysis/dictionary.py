@@ -60,6 +60,8 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "target, repeat (bench_fio)",
      "fio-plot's bench_fio layout <target>/[<mode><mix>/]<bs>[/run-N]/<mode>-<iodepth>-<numjobs>.json: the target "
      "folder's name and N; nothing else is read from names"),
+    ("summary", "fio_timestamp", "fio JSON: the report's ``timestamp`` (unix s, when fio wrote it), on the JSON's "
+                                 "rows: a run's time where no run.json says when it started (python -m analysis history)"),
     ("summary", "run (fio)", "without a run.json or CBT run: the fio JSON's path, on its rows and its logs' (one fio "
                              "invocation is one run)"),
     ("files", "workload_conflict", "where run.json or CBT's YAML and the fio JSON's options disagree (rw, bs_B, iodepth, "

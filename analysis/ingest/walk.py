@@ -310,6 +310,9 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
             inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
             if inv and Path(inv).is_relative_to(root):
                 added["run"] = Path(inv).relative_to(root).as_posix()
+        ts = parsed.meta.get("timestamp") if parsed.kind == "fio-json" else None
+        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts > 0:
+            added["fio_timestamp"] = int(ts)  # when fio wrote its report (unix s): a run's time without run.json
         row.update({k: str(v) for k, v in added.items()})
         if conflicts:
             row["workload_conflict"] = "; ".join(conflicts)
