@@ -381,6 +381,86 @@ def _compare(a: argparse.Namespace) -> int:
     return 1 if table["regression"].any() else 0
 
 
+def _history(a: argparse.Namespace) -> int:
+    """Change points across runs in time (analysis.stats.history): exit 0 none failing, 1 an
+    unacknowledged change for the worse, 2 bad input."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from .ingest.anysource import load
+    from .ingest.base import IngestError
+    from .stats import history as hs
+    try:
+        min_change = float(str(a.min_change).rstrip("%")) / 100
+        where = dict(w.split("=", 1) for w in a.where or [])
+    except ValueError:
+        print(f"error: --min-change {a.min_change!r} (a percentage such as 5 or 5%) or --where {a.where} "
+              "(KEY=VALUE) cannot be read", file=sys.stderr)
+        return 2
+    try:
+        tables, notes = [], []
+        for i, path in enumerate(a.paths):
+            src = load(path, jobs=a.jobs)
+            notes += [f"{path}: {err}" for _, err in src.failed]
+            t = src.summary
+            for k, v in where.items():
+                if k not in t:
+                    raise hs.HistoryError(f"{path}: the data has no column {k!r} to select {k}={v}")
+                t = t[(t[k].astype("string") == str(v)).fillna(False)]
+            if t.empty:
+                raise hs.HistoryError(f"{path}: no benchmark output with a summary to put in a history")
+            root = Path(path)
+            ft = (pd.Series([root.joinpath(x).stat().st_mtime if root.joinpath(x).is_file() else np.nan
+                             for x in t["source"].astype(str)], index=t.index)
+                  if src.source == "raw" else None)
+            t = t.assign(_ft=ft if ft is not None else np.nan)
+            if len(a.paths) > 1:  # several folders: each is one point (a night), unless the runs name theirs
+                run = t["run"].astype("string").fillna(t["source"].astype("string")) if "run" in t else t["source"]
+                t = t.assign(run=f"{i}:" + run.astype(str), _dir=Path(path).name)
+            tables.append(t)
+        s = pd.concat(tables, ignore_index=True)
+        point_key = a.point_key or ("_dir" if len(a.paths) > 1 and not ("point" in s and s["point"].notna().any())
+                                    else None)
+        h = hs.build(s, metrics=a.metric or hs.DEFAULT_METRICS, keys=a.key, point_key=point_key,
+                     file_times=s["_ft"])
+        ack = hs.read_ack(a.ack) if a.ack else None
+        t = hs.detect(h, min_change=min_change, max_p=a.max_p, min_segment=a.min_segment, window=a.window, ack=ack)
+    except (IngestError, hs.HistoryError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for n in notes + h.notes:
+        print(f"note: {n}", file=sys.stderr)
+    pts = hs.points(h)
+    head = (f"{pts['series'].nunique()} series, {pts.groupby(['series', 'metric']).ngroups} series × metric, "
+            f"{pts['point'].nunique()} points, {len(h.runs['run'].unique())} runs; min change {100 * min_change:g} %, "
+            f"p ≤ {a.max_p:g}, min segment {a.min_segment} points"
+            + (f", window {a.window} points" if a.window else ""))
+    if a.format == "csv":
+        sys.stdout.write(t.to_csv(index=False))
+    elif a.format == "json":
+        print(json.dumps({"summary": head, "min_change_pct": 100 * min_change, "max_p": a.max_p,
+                          "min_segment": a.min_segment, "window": a.window,
+                          "changes": json.loads(t.to_json(orient="records"))}, indent=1))
+    else:
+        common = hs.common_label(t)
+        shown = hs.display(t, drop=common)
+        print(head)
+        if common:
+            print(f"every change's cell: {common}")
+        if shown.empty:
+            print("no change points")
+        elif a.format == "markdown":
+            from .stats.abtest import markdown
+            print("\n" + markdown(shown))
+        else:
+            print(shown.to_string(index=False))
+        nf = int(t["fails"].sum())
+        print(f"{len(t)} change(s); {nf} unacknowledged regression(s)" + (" → exit 1" if nf else ""))
+    return 1 if t["fails"].any() else 0
+
+
 def _dictionary(a: argparse.Namespace) -> int:
     from .dictionary import markdown, readme_with_section
     from .ingest.manifest import atomic_write_text
@@ -503,6 +583,26 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 
 
+def _history_args(p: argparse.ArgumentParser) -> None:
+    """``history``'s arguments."""
+    p.add_argument("paths", nargs="+", metavar="DIR", help="a folder of runs (archives, outputs, ingested "
+                   "tables); several folders: each is one point, in time order of their runs")
+    p.add_argument("--metric", action="append", help="a metric (repeatable; default: compare's)")
+    p.add_argument("--key", action="append", help="a run key the series are made of (repeatable; default: "
+                                                  "the workload keys the data has, and history)")
+    p.add_argument("--point-key", help="the run key naming each run's point (default: point, else the folder)")
+    p.add_argument("--where", action="append", metavar="KEY=VALUE", help="keep only runs with this key value")
+    p.add_argument("--min-change", default="5%", help="smallest change reported (default 5%%)")
+    p.add_argument("--max-p", type=float, default=0.001, help="largest p of a change (default 0.001)")
+    p.add_argument("--min-segment", type=int, default=3, help="fewest points on each side of a change (default 3)")
+    p.add_argument("--window", type=int, default=None, help="fail only on changes in the last N points "
+                                                            "(default: anywhere)")
+    p.add_argument("--ack", help="CSV of acknowledged changes: point[,metric][,series][,note] "
+                                 "(reported, not failed)")
+    p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
+    p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
+
+
 def _dictionary_args(p: argparse.ArgumentParser) -> None:
     """``dictionary``'s arguments."""
     p.add_argument("--readme", default="docs/tables.md", help="the Markdown file to update, - for stdout "
@@ -549,6 +649,9 @@ _SUBCOMMANDS = {
              "(stamps under PROCESSED/campaigns, rewritten only when the data changes)", _deps_args, _deps),
     "compare": ("A vs B on any data: per matching cell and metric, the runs of each side "
                 "compared (analysis.stats.abtest); exit 1 when something regressed", _compare_args, _compare),
+    "history": ("change points across runs in time (analysis.stats.history): per cell and metric, "
+                "each change with its size, CI and p; exit 1 on an unacknowledged regression", _history_args,
+                _history),
     "dictionary": ("write the data dictionary (every table, column and metric with its "
                    "unit; analysis.dictionary) into docs/tables.md's section", _dictionary_args, _dictionary),
     "claims": ("the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
