@@ -70,7 +70,7 @@ manifest: .venv/.installed
 # it reads change: $(PROC)/notebooks.mk (written by `analysis deps`) ties it to the stamps of the
 # campaigns its parameters cell names and to the published CSVs it cites; an unchanged input is not
 # recomputed.  Listed longest first, so two jobs finish together (measured durations here).
-REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 50-rgw 00-ingest
+REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 50-rgw 60-history 00-ingest
 ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
@@ -138,7 +138,7 @@ READER_TESTS := $(addsuffix .py,$(addprefix tests/test_,any_data base blktrace b
   damage fio_bins fio_grid fio_json fio_log fio_log_stream fio_workload fuzz getput ingest_faults keys native \
   radosbench radosbench_conformance scale scan sysutil sysutil_fast tables validate walk))
 test: .venv/.installed .venv/.native tools data
-	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb notebooks/50-rgw.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb notebooks/50-rgw.ipynb notebooks/60-history.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 	CEPHQOS_NATIVE=0 $(PY) -m pytest -q -p no:cacheprovider $(READER_TESTS)
 
 # Jupyter refuses to start as root unless told (the README's Debian VM is root): --allow-root then only
@@ -152,6 +152,7 @@ BENCH_OUT ?= reports/bench.md
 bench: .venv/.installed .venv/.native tools
 	$(PY) bench/bench_scale.py --with-parsers --out $(BENCH_OUT) $(BENCH_ARGS)
 	$(PY) bench/bench_native.py --out $(dir $(BENCH_OUT))bench-native.md
+	$(PY) bench/bench_history.py --out $(dir $(BENCH_OUT))bench-history.md
 
 # --- capture: WPQ-vs-mClock campaigns on a throwaway local Ceph 16.2 cluster (root, Debian's ceph) ---
 # Not $(PY)-bound: the driver needs only PyYAML (Debian's /usr/bin/python3 when it has it), and the
@@ -275,6 +276,17 @@ ceph-reef:
 ceph-reef-clean:
 	@[ "$$(id -u)" = 0 ] || { echo "ceph-reef-clean needs root: sudo make ceph-reef-clean"; exit 1; }
 	/usr/bin/python3 -m capture.ceph.chroot clean --root $(REEF_ROOT)
+
+# --- capture: benchmark histories with changes made at known points (root; issue 52) ---
+# four histories × 40 points × 3 fio runs on a loop device under a cgroup blkio read-IOPS cap (~25 min,
+# after a pilot that refuses when the cap does not bind); output data/raw/history/<campaign>
+HISTORY_CAMPAIGN ?= capture/campaigns/history-2026.yaml
+.PHONY: capture-history
+capture-history:
+	@[ "$$(id -u)" = 0 ] || { echo "capture-history needs root: sudo make capture-history"; exit 1; }
+	$(CAPTURE_PY) -m capture.history run $(HISTORY_CAMPAIGN) --out $(DATA)/history $(CAPTURE_ARGS)
+	-chown -R --reference=$(CURDIR) $(DATA)/history
+	@echo "capture-history: now refresh the manifest with make manifest (as the repository's owner)"
 
 # --- capture: IO-scheduler campaigns with fio on loop devices and file systems (root; issue 4) ---
 .PHONY: capture-block-smoke capture-block capture-rados-block-smoke capture-rados-block
