@@ -56,6 +56,7 @@ FIGURE_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("workload-busy-vs-diskstats", "analysis.figures.workload.busy_check", "40-block-workload"),
     ("rgw-put-by-arm", "analysis.figures.rgw.put_by_arm", "50-rgw"),
     ("rgw-share-of-rados", "analysis.figures.rgw.share_of_rados", "50-rgw"),
+    ("history-series", "analysis.figures.history.series_panels", "60-history"),
 )
 
 
