@@ -26,7 +26,7 @@ def series_panels(points: pd.DataFrame, runs: pd.DataFrame, changes: pd.DataFram
     n = max(len(groups), 1)
     cols = 1 if n == 1 else 2
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(7.5 if cols == 1 else 11, 2.4 * rows + 0.6), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(7.5 if cols == 1 else 11, 2.1 * rows + 0.6), squeeze=False)
     fig.set_label(fig_id)
     for ax in axes.flat[len(groups):]:
         ax.axis("off")
