@@ -229,9 +229,10 @@ def _claims(a: argparse.Namespace) -> int:
         print(f"claims: no QoS runs of {', '.join(c for c in metrics if c not in qos)} in {proc}: skipped")
     present = [c for c in a.campaign if c in qos]
     if not present:
-        if out.exists():  # a table of other data would end up in the report
-            out.unlink()
-            print(f"claims: removed the stale {out}")
+        for stale in (out, out.with_name("findings.json")):  # another data set's would end up in the report
+            if stale.exists():
+                stale.unlink()
+                print(f"claims: removed the stale {stale}")
         return 0
     published = load_all(a.published) if a.published else load_all()
     rel = summary.dropna(subset=["ceph_release"]).groupby("campaign", observed=True)["ceph_release"].agg(
@@ -246,6 +247,9 @@ def _claims(a: argparse.Namespace) -> int:
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
+    from . import findings
+    rows = [r for c in present for r in findings.protection(qos[c], run_records(summary, c), c, rel.get(c))]
+    print(findings.write(rows, out.with_name(findings.FINDINGS_JSON)))
     for col, what in (("verdict", "the pre-registered model"), ("verdict_paired", "the paired test")):
         for (c, kind), row in verdict_counts(table, col).iterrows():
             print(f"{out}: {c} ({kind}, {what}): " + ", ".join(f"{v} {k}" for k, v in row.items()))

@@ -43,6 +43,8 @@ _MEASURE = r"""
     viewport: window.innerHeight, sections: [...document.querySelectorAll('section')].map(s => s.id),
     section_heights: Object.fromEntries([...document.querySelectorAll('section')].map(
       s => [s.id, Math.round(s.getBoundingClientRect().height)])),
+    section_tops: Object.fromEntries([...document.querySelectorAll('section')].map(
+      s => [s.id, Math.round(s.getBoundingClientRect().top + window.scrollY)])),
     tallest_blocks: [...document.querySelectorAll('.output_area, .text_cell_render')]
       .map(e => [Math.round(e.getBoundingClientRect().height), (e.closest('section') || {}).id,
                  e.querySelector('img') ? 'image' : e.querySelector('.report-plotly') ? 'plotly'

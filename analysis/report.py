@@ -241,7 +241,8 @@ def collapse_long_tables(body: str, max_rows: int = LONG_OUTPUT_LINES) -> str:
 
 
 #: a cell with more than FOLD_OVER figures (images, plotly) shows the first FOLD_KEEP; the rest behind <details>
-FOLD_OVER, FOLD_KEEP = 4, 2
+#: (3, 1 since the history section and the findings joined the page: 4, 2 left it at 52,700 px of 50,000)
+FOLD_OVER, FOLD_KEEP = 3, 1
 
 
 def fold_figure_runs(body: str, over: int = FOLD_OVER, keep: int = FOLD_KEEP) -> str:
@@ -433,6 +434,21 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset(),
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
 
+def what_we_found(reports: Path, sections: set[str], processed: str | Path | None) -> str:
+    """The first section (:mod:`analysis.findings`): the QoS protection per release (``findings.json``),
+    the claims per campaign (``claims.csv``), the history's changes (``processed``); empty when there
+    is nothing to say."""
+    from . import findings
+    out = findings.qos_sentences(findings.load_rows(reports / findings.FINDINGS_JSON), sections)
+    if (reports / CLAIMS_CSV).is_file():
+        import pandas as pd
+        out += findings.claims_sentence(pd.read_csv(reports / CLAIMS_CSV, keep_default_na=False, na_values=[""]),
+                                        sections)
+    if processed is not None and "60-history" in sections:
+        out += findings.history_sentences(findings.history_changes(processed), sections)
+    return findings.section(out)
+
+
 def dataset_section(processed: str | Path) -> str:
     """The data set in three lines, from ``files.parquet`` of the processed tables (read through
     :mod:`analysis.store`): files read and their status; per campaign its runs and Ceph version;
@@ -611,6 +627,10 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if claims:  # first: the findings
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
+    found = what_we_found(reports, {p.stem for p in books}, processed)
+    if found:  # before everything: what a person wants from the first screen
+        toc.insert(0, "<li><a href='#what-we-found'>What we found</a></li>")
+        sections.insert(0, found)
     # the page's own head: nbconvert's lab head (its 0.26 MB of JupyterLab CSS styles the lab template's
     # classes, which the basic template's sections do not use; its CDN scripts fail offline) is not needed;
     # a figure is scaled to fit the width and one screen's height (its PNG and SVG files keep full size)

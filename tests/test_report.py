@@ -253,20 +253,20 @@ def test_inline_pngs_become_256_colour_lossless_webp_on_white():
     assert im.format == "WEBP" and im.size == (1360, 552)
 
 
-def test_a_cell_with_many_figures_keeps_two_in_view_and_folds_the_rest():
+def test_a_cell_with_many_figures_keeps_one_in_view_and_folds_the_rest():
     from analysis.report import fold_figure_runs
 
     def cell(n_figs: int) -> str:
         areas = "".join(f"<div class=\"output_area\"><div class=\"output_png\"><img src=\"data:x{i}\"/></div></div>"
                         for i in range(n_figs))
         return f"<div class=\"cell code_cell\"><div class=\"output\">{areas}</div></div>"
-    body = cell(4) + cell(30)
+    body = cell(3) + cell(30)
     out = fold_figure_runs(body)
-    assert out.count("<img") == 34                                           # every figure stays in the page
-    assert out.count("<details") == 1 and "28 more figures of this cell (30 in all)" in out
+    assert out.count("<img") == 33                                           # every figure stays in the page
+    assert out.count("<details") == 1 and "29 more figures of this cell (30 in all)" in out
     folded = out[out.index("<details"):out.index("</details>")]
-    assert folded.count("<img") == 28 and 'data:x0"' not in folded and 'data:x2"' in folded
-    assert fold_figure_runs(cell(4)) == cell(4)                                # four or fewer: untouched
+    assert folded.count("<img") == 29 and 'data:x0"' not in folded and 'data:x1"' in folded
+    assert fold_figure_runs(cell(3)) == cell(3)                                # three or fewer: untouched
 
 
 def test_findings_table_one_row_per_testable_claim_one_column_per_campaign():

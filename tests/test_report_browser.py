@@ -102,7 +102,9 @@ def test_the_rendered_report_meets_its_size_and_height_targets():
     if not page.is_file():
         pytest.skip("no reports/report.html: run `make report` first")
     r = inspect_page(page)
-    assert r["sections"][:2] == ["claims", "data-set"] and r["broken_links"] == []   # findings, then the data
+    # what we found, then the claims, then the data; its heading and first sentences on the first screen
+    assert r["sections"][:3] == ["what-we-found", "claims", "data-set"] and r["broken_links"] == []
+    assert r["section_tops"]["what-we-found"] < r["viewport"] - 200, r["section_tops"]
     assert r["requests"] == [] and r["console_errors"] == [] and r["clipped_images"] == []
     assert r["plotly"] == r["plotly_divs"]
     wide = [i for i in r["images"] if i["natural"] > i["container"]]
