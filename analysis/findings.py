@@ -159,6 +159,42 @@ def history_changes(processed: str | Path) -> pd.DataFrame | None:
     return hs.detect(hs.build(s, metrics=["iops"]))
 
 
+#: run metric → its name for people (claims' ``cells``)
+METRIC_NAMES = {"client_iops": "client IOPS", "client_iops_during": "client IOPS during the operation",
+                "client_bw": "client bandwidth", "clat_mean": "mean client latency",
+                "clat_during": "client latency during the operation", "clat_outside": "client latency outside it",
+                "snaptrim_duration": "snaptrim time", "scrub_duration": "scrub time",
+                "recovery_duration": "recovery time", "snaptrim_rate": "snaptrim rate", "scrub_rate": "scrub rate",
+                "recovery_rate": "recovery rate", "op_rate": "background-operation rate",
+                "client_iops_op": "client IOPS while the operation ran", "client_iops_pre": "client IOPS before it"}
+#: scenario → its name for people
+SCENARIO_NAMES = {"snaptrim_recovery": "snaptrim + recovery", "recovery_scrub": "recovery + scrub"}
+
+
+def _arm(a: str) -> str:
+    return "WPQ" if a == "wpq" else a
+
+
+def claim_label(cells: str) -> str:
+    """A claim's comparison in words, from ``claims.csv``'s ``cells`` (``scen/arm metric vs scen/arm
+    metric``), e.g. ``client IOPS in snaptrim: high_client_ops vs WPQ``; the text itself when it has
+    another form."""
+    try:
+        (sa, ma), (sb, mb) = (side.strip().split(" ", 1) for side in str(cells).split(" vs "))
+        (scen_a, arm_a), (scen_b, arm_b) = sa.split("/", 1), sb.split("/", 1)
+    except ValueError:
+        return str(cells)
+    name = lambda m: METRIC_NAMES.get(m, m)  # noqa: E731
+    scen_a, scen_b = SCENARIO_NAMES.get(scen_a, scen_a), SCENARIO_NAMES.get(scen_b, scen_b)
+    if ma == mb and scen_a == scen_b:
+        return f"{name(ma)} in {scen_a}: {_arm(arm_a)} vs {_arm(arm_b)}"
+    if ma == mb and arm_a == arm_b:
+        return f"{_arm(arm_a)} {name(ma)}: {scen_a} vs {scen_b}"
+    if (scen_a, arm_a) == (scen_b, arm_b):
+        return f"{_arm(arm_a)} in {scen_a}: {name(ma)} vs {name(mb)}"
+    return f"{name(ma)} in {scen_a} ({_arm(arm_a)}) vs {name(mb)} in {scen_b} ({_arm(arm_b)})"
+
+
 def section(sentences: list[str]) -> str:
     """The report's first section: the sentences as a list under “What we found”; empty without any."""
     if not sentences:

@@ -339,6 +339,8 @@ def findings_table(table, sections: set[str] | frozenset = frozenset(),
     published one), else to the section of its study where that section is in the page; its sentence is
     the row's tooltip.  Computed from ``claims.csv`` (never typed): the report's first screen of findings."""
     import pandas as pd
+
+    from .findings import claim_label
     t = table[pd.to_numeric(table["direction"], errors="coerce").notna()]
     if t.empty:
         return ""
@@ -366,7 +368,9 @@ def findings_table(table, sections: set[str] | frozenset = frozenset(),
         fig = f"qos-{cid.rsplit('-', 1)[0]}"  # claim ids are <study>-<figure slug>-<rank>
         target = next((f"fig-{fig}-{src}" for src in ("measured", "published") if f"{fig}-{src}" in figures),
                       sec if sec in sections else None)
-        name = f"<a href='#{target}'>{html.escape(cid)}</a>" if target else html.escape(cid)
+        label = html.escape(claim_label(r0["cells"])) if pd.notna(r0.get("cells")) else ""
+        ident = f"<a href='#{target}'>{html.escape(cid)}</a>" if target else html.escape(cid)
+        name = f"{label} <small class='claim-id'>{ident}</small>" if label else ident
         pub = f"{r0['published']:+.4g} {html.escape(str(r0['unit']))}" if pd.notna(r0["published"]) else ""
         rows.append(f"<tr title='{html.escape(str(r0['sentence']))}'><td>{html.escape(str(study))}</td>"
                     f"<td style='text-align:left'>{name}</td><td>{pub}</td>"
@@ -378,7 +382,8 @@ def findings_table(table, sections: set[str] | frozenset = frozenset(),
             f"95 % CI under the pre-registered model (docs/analysis-plan.md); {key}; R = repeats at which the "
             f"model would have power 0.8 for the published effect; † = model-dependent (the simple paired test "
             f"gives another verdict). "
-            f"The claim's sentence is its row's tooltip; the claim links to its figure (ours, else the published "
+            f"Each claim is named by what it compares (from its cells), then its id; the seed's sentence is "
+            f"its row's tooltip; the id links to its figure (ours, else the published "
             f"one) in the notebook cell that drew it, else to the study's section.</p>"
             f"<table class='meta findings'><tr><th>study</th><th>claim</th><th>published</th>{head}</tr>"
             f"{''.join(rows)}</table>")

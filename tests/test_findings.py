@@ -63,3 +63,16 @@ def test_history_sentence_lists_each_change():
     (s,) = findings.history_sentences(t, {"60-history"})
     assert "history=regression at point 24: -6.00 % [-6.02, -5.98]" in s and "1 regression(s)" in s
     assert findings.history_sentences(None, set()) == []
+
+
+def test_claim_labels_say_what_is_compared():
+    lab = findings.claim_label
+    assert lab("snaptrim/high_client_ops client_iops vs snaptrim/wpq client_iops") == \
+        "client IOPS in snaptrim: high_client_ops vs WPQ"
+    assert lab("snaptrim_recovery/wpq client_iops vs baseline/wpq client_iops") == \
+        "WPQ client IOPS: snaptrim + recovery vs baseline"
+    assert lab("snaptrim/wpq clat_during vs snaptrim/wpq clat_outside") == \
+        "WPQ in snaptrim: client latency during the operation vs client latency outside it"
+    assert lab("scrub/high_client_ops client_iops vs baseline/wpq client_iops") == \
+        "client IOPS in scrub (high_client_ops) vs client IOPS in baseline (WPQ)"
+    assert lab("975 OSDs") == "975 OSDs"
