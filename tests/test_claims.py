@@ -329,7 +329,8 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     out = tmp_path / "claims.csv"
     assert main(["claims", "--processed", str(real_proc), "--out", str(out), "--campaign", "qos-2026", "absent-x"]) == 0
     assert "no runs of absent-x" in capsys.readouterr().out
-    assert [p.name for p in tmp_path.iterdir()] == ["claims.csv"]  # written atomically: no temp file left
+    # written atomically, no temp file left; findings.json (the report's first screen) beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv", "findings.json"]
     t = pd.read_csv(out, keep_default_na=False, na_values=[""])
     assert list(t.columns) == EXPECTED_COLUMNS and (t["campaign"] == "qos-2026").all()
     from analysis.store import read_table
