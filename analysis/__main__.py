@@ -340,8 +340,7 @@ def _compare(a: argparse.Namespace) -> int:
     from .ingest.base import IngestError
     from .stats import abtest as ab
     try:
-        threshold = float(str(a.threshold).rstrip("%"))
-        where = dict(w.split("=", 1) for w in a.where or [])
+        threshold, where = ab.parse_options(a.threshold, a.where)
     except ValueError:
         print(f"error: --threshold {a.threshold!r} (a percentage such as 5 or 5%) or --where {a.where} "
               "(KEY=VALUE) cannot be read", file=sys.stderr)
@@ -390,41 +389,18 @@ def _history(a: argparse.Namespace) -> int:
     unacknowledged change for the worse, 2 bad input."""
     import json
 
-    import numpy as np
-    import pandas as pd
-
-    from .ingest.anysource import load
     from .ingest.base import IngestError
     from .stats import history as hs
+    from .stats.abtest import parse_options
     try:
-        min_change = float(str(a.min_change).rstrip("%")) / 100
-        where = dict(w.split("=", 1) for w in a.where or [])
+        min_change, where = parse_options(a.min_change, a.where)
+        min_change /= 100
     except ValueError:
         print(f"error: --min-change {a.min_change!r} (a percentage such as 5 or 5%) or --where {a.where} "
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
-        tables, notes = [], []
-        for i, path in enumerate(a.paths):
-            src = load(path, jobs=a.jobs)
-            notes += [f"{path}: {err}" for _, err in src.failed]
-            t = src.summary
-            for k, v in where.items():
-                if k not in t:
-                    raise hs.HistoryError(f"{path}: the data has no column {k!r} to select {k}={v}")
-                t = t[(t[k].astype("string") == str(v)).fillna(False)]
-            if t.empty:
-                raise hs.HistoryError(f"{path}: no benchmark output with a summary to put in a history")
-            root = Path(path)
-            ft = (pd.Series([root.joinpath(x).stat().st_mtime if root.joinpath(x).is_file() else np.nan
-                             for x in t["source"].astype(str)], index=t.index)
-                  if src.source == "raw" else None)
-            t = t.assign(_ft=ft if ft is not None else np.nan)
-            if len(a.paths) > 1:  # several folders: each is one point (a night), unless the runs name theirs
-                run = t["run"].astype("string").fillna(t["source"].astype("string")) if "run" in t else t["source"]
-                t = t.assign(run=f"{i}:" + run.astype(str), _dir=Path(path).name)
-            tables.append(t)
-        s = pd.concat(tables, ignore_index=True)
+        s, notes = hs.load_paths(a.paths, where, jobs=a.jobs)
         point_key = a.point_key or ("_dir" if len(a.paths) > 1 and not ("point" in s and s["point"].notna().any())
                                     else None)
         h = hs.build(s, metrics=a.metric or hs.DEFAULT_METRICS, keys=a.key, point_key=point_key,

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from analysis.ingest.anysource import load  # noqa: E402
+from analysis.ingest.manifest import atomic_write_text  # noqa: E402
 from analysis.stats import history as hs  # noqa: E402
 
 
@@ -85,7 +86,7 @@ def main() -> int:
     text = "\n".join(lines)
     print(text)
     if a.out:
-        a.out.write_text(text + "\n")
+        atomic_write_text(a.out, text + "\n")
     return 0
 
 

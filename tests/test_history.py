@@ -134,3 +134,21 @@ def test_fio_timestamp_is_a_run_key(summary):
     ts = json.loads(gzip.decompress((one / "fio.json.gz").read_bytes()))["timestamp"]
     row = summary[summary["run"] == "null/p-000/rep-01"]
     assert int(row["fio_timestamp"].astype(int).iloc[0]) == ts
+
+
+def test_runs_without_a_time_of_their_own_are_ordered_by_file_date_with_a_note(tmp_path, capsys):
+    import os
+    for k in range(8):  # fio JSON with its timestamp removed: only the file's date orders it
+        for rep in (1, 2):
+            src = HIST / "regression" / f"p-{k + 20:03d}" / f"rep-{rep:02d}" / "fio.json.gz"
+            doc = json.loads(gzip.decompress(src.read_bytes()))
+            for key in ("timestamp", "timestamp_ms", "time"):
+                doc.pop(key, None)
+            f = tmp_path / f"night-{k}" / f"rep{rep}.json"
+            f.parent.mkdir(exist_ok=True)
+            f.write_text(json.dumps(doc))
+            os.utime(f, (1.7e9 + 86400 * k, 1.7e9 + 86400 * k))
+    assert main(["history", str(tmp_path), "--metric", "iops"]) == 1  # points 20..27: the cap change at 24
+    cap = capsys.readouterr()
+    assert "ordered by their files' modification times" in cap.err
+    assert "night-4" in cap.out and "REGRESSION" in cap.out

@@ -410,6 +410,23 @@ class Sides:
     notes: list[str] = field(default_factory=list)
 
 
+def select_where(summary: pd.DataFrame, where: Mapping[str, str] | None, path: str | Path,
+                 error: type[ValueError] = CompareError) -> pd.DataFrame:
+    """The rows of ``summary`` (read from ``path``) whose run keys equal ``where``; ``error`` naming the
+    path when the data has no such key."""
+    t = summary
+    for k, v in (where or {}).items():
+        if k not in t:
+            raise error(f"{path}: the data has no column {k!r} to select {k}={v}")
+        t = t[(t[k].astype("string") == str(v)).fillna(False)]
+    return t
+
+
+def parse_options(pct: str, where: Sequence[str] | None) -> tuple[float, dict[str, str]]:
+    """A percentage option (``5`` or ``5%``) and ``KEY=VALUE`` selections; ValueError when unreadable."""
+    return float(str(pct).rstrip("%")), dict(w.split("=", 1) for w in where or [])
+
+
 def sides(old: str | Path, new: str | Path | None = None, by: str | None = None, old_value: str | None = None,
           new_value: str | None = None, where: Mapping[str, str] | None = None, jobs: int = 1,
           prefer: Mapping[str, str] | None = None, metrics: Sequence[str] | None = DEFAULT_METRICS) -> Sides:
@@ -430,11 +447,7 @@ def sides(old: str | Path, new: str | Path | None = None, by: str | None = None,
         if src.skipped:
             notes.append(f"{path}: {len(src.skipped)} file(s) not read (" + ", ".join(
                 f"{r}: {st}" for r, st in src.skipped[:5]) + (", …" if len(src.skipped) > 5 else "") + ")")
-        t = src.summary
-        for k, v in (where or {}).items():
-            if k not in t:
-                raise CompareError(f"{path}: the data has no column {k!r} to select {k}={v}")
-            t = t[(t[k].astype("string") == str(v)).fillna(False)]
+        t = select_where(src.summary, where, path)
         if t.empty:
             raise CompareError(f"{path}: nothing readable (no benchmark output with a summary"
                                + (f" where {', '.join(f'{k}={v}' for k, v in where.items())})" if where else ")"))

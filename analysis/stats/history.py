@@ -53,6 +53,35 @@ class History:
     notes: list[str] = field(default_factory=list)
 
 
+def load_paths(paths: Sequence[str | Path], where: dict[str, str] | None = None,
+               jobs: int = 1) -> tuple[pd.DataFrame, list[str]]:
+    """The summary rows of ``paths`` (:func:`analysis.ingest.anysource.load`: folders, archives, tables)
+    with ``where`` applied, ``_ft`` (each file's modification time, unix s, for runs with no time of their
+    own; NaN for archives and tables) and, for several paths, ``_dir`` (each path's name: a point) and
+    runs prefixed with the path's index; → (rows, notes on files that failed).  HistoryError for a path
+    with nothing to put in a history; IngestError for one that cannot be read."""
+    from ..ingest.anysource import load
+    from .abtest import select_where
+    tables, notes = [], []
+    for i, path in enumerate(paths):
+        src = load(path, jobs=jobs)
+        notes += [f"{path}: {err}" for _, err in src.failed]
+        t = select_where(src.summary, where, path, HistoryError)
+        if t.empty:
+            raise HistoryError(f"{path}: no benchmark output with a summary to put in a history")
+        ft = np.nan
+        if src.source == "raw":  # one stat per file, not per row
+            files = pd.Series(t["source"].astype(str).unique())
+            mt = {f: (Path(path) / f).stat().st_mtime for f in files if (Path(path) / f).is_file()}
+            ft = t["source"].astype(str).map(mt).astype(float)
+        t = t.assign(_ft=ft)
+        if len(paths) > 1:  # several folders: each is one point (a night), unless the runs name theirs
+            run = t["run"].astype("string").fillna(t["source"].astype("string")) if "run" in t else t["source"]
+            t = t.assign(run=f"{i}:" + run.astype(str), _dir=Path(path).name)
+        tables.append(t)
+    return pd.concat(tables, ignore_index=True), notes
+
+
 def run_times(summary: pd.DataFrame) -> pd.Series:
     """Unix seconds per row: ``started`` (run.json, ISO 8601), else ``fio_timestamp``; NaN when neither."""
     t = pd.Series(np.nan, index=summary.index, dtype=float)
