@@ -11,23 +11,29 @@ from ..labels import str_eq, str_isin
 from .consistency import as_rounds
 
 
-def _load(table: str, data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+def _load(table: str, data_dir: str | Path, processed_dir: str | Path, campaigns: Sequence[str] | None = None,
+          columns: Sequence[str] | None = None) -> pd.DataFrame:
     from analysis.store import TableSetError, read_table
+    flt = None if campaigns is None else [("campaign", "in", [str(c) for c in campaigns])]
     try:
-        return read_table(processed_dir, table)
+        return read_table(processed_dir, table, columns=None if columns is None else list(columns), filters=flt)
     except TableSetError as e:  # never a silent re-read of the raw data: say what builds the tables
         raise TableSetError(f"{e} (DATA={data_dir})") from None
 
 
-def load_series(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+def load_series(data_dir: str | Path, processed_dir: str | Path, campaigns: Sequence[str] | None = None,
+                columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The series table of the set in ``processed_dir`` (``make data`` builds it from ``data_dir``);
-    ``analysis.store.TableSetError`` naming the command when it is missing or incomplete."""
-    return _load("series", data_dir, processed_dir)
+    ``analysis.store.TableSetError`` naming the command when it is missing or incomplete.  ``campaigns``:
+    only those campaigns' rows, read by Parquet filter (the whole table here is 4.7 M rows, 1.3 GB in
+    memory and 5 s; one campaign 0.6 s); ``columns``: only those (run keys included)."""
+    return _load("series", data_dir, processed_dir, campaigns, columns)
 
 
-def load_summary(data_dir: str | Path, processed_dir: str | Path) -> pd.DataFrame:
+def load_summary(data_dir: str | Path, processed_dir: str | Path, campaigns: Sequence[str] | None = None,
+                 columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The summary table of the set in ``processed_dir``, as :func:`load_series`."""
-    return _load("summary", data_dir, processed_dir)
+    return _load("summary", data_dir, processed_dir, campaigns, columns)
 
 
 def measured_rounds(series: pd.DataFrame, metric: str, test: Sequence[str] = ("io_scheduler",),
