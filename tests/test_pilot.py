@@ -305,3 +305,30 @@ def test_arm_summary_medians_count_ended_runs_and_the_drop_within_runs():
     assert r["queued"] == pytest.approx(32.0) and r["cpu"] == pytest.approx(0.2)
     assert r["drop_pct"] == pytest.approx(12.5)  # median of 25 % and 0 %
     assert list(pl.client_drop_pct(f).round(6)[:2]) == [25.0, 0.0]
+
+
+def test_op_rates_by_hand():
+    """Objects/s between the operation's start and the window's end, timeline rows summed per time: scrub
+    counts up from 0, snaptrim (job 'snap') and recovery (degraded + misplaced) count down from their
+    value at the start (or the first sample); a run without an operation or window gets NaN."""
+    keys = lambda c, s, a: {"campaign": c, "scenario": s, "arm": a, "repeat": "1"}  # noqa: E731
+    rows = []
+    for t, v in [(0, 0), (10, 40), (10, 10), (20, 90), (40, 200)]:  # scrub: two rows at t=10 → 50
+        rows.append({**keys("c", "scrub", "x"), "metric": "objects_scrubbed", "job": "pg", "t_s": t, "value": v})
+    for t, v in [(5, 300), (15, 240), (25, 100)]:
+        rows.append({**keys("c", "snaptrim", "x"), "metric": "objects", "job": "snap", "t_s": t, "value": v})
+        rows.append({**keys("c", "snaptrim", "x"), "metric": "objects", "job": "data", "t_s": t, "value": 7})
+    for t, deg, mis in [(0, 50, 30), (10, 20, 10), (30, 0, 0)]:
+        rows.append({**keys("c", "recovery", "x"), "metric": "objects_degraded", "job": "", "t_s": t, "value": deg})
+        rows.append({**keys("c", "recovery", "x"), "metric": "objects_misplaced", "job": "", "t_s": t, "value": mis})
+    se = pd.DataFrame(rows).assign(kind="ceph-pg-timeline")
+    runs = pd.DataFrame([{**keys("c", "scrub", "x"), "op": "scrub", "op_start": 5.0, "win_hi": 20.0},
+                         {**keys("c", "snaptrim", "x"), "op": "snaptrim", "op_start": 15.0, "win_hi": 25.0},
+                         {**keys("c", "recovery", "x"), "op": "recovery", "op_start": 2.0, "win_hi": 10.0},
+                         {**keys("c", "baseline", "x"), "op": None, "op_start": np.nan, "win_hi": np.nan}])
+    got = pl._op_rates(se, runs)
+    # scrub: 0 at 5 s, 90 at 20 s → 90/15; snaptrim: 240 → 100 over 10 s; recovery: 80 at 0 s (≤ 2) → 30 at 10 s
+    assert got[:3] == pytest.approx([90 / 15, 140 / 10, 50 / 8]) and np.isnan(got[3])
+    # a scrub whose first sample comes after its start counts from 0, not from that sample
+    runs.loc[0, "op_start"] = -1.0
+    assert pl._op_rates(se, runs)[0] == pytest.approx(90 / 21)

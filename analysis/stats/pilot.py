@@ -135,32 +135,36 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
 
 
 def _op_rates(se: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
-    """Objects per second the operation got through in the run's window (module docstring)."""
-    tl = se[str_eq(se["kind"], "ceph-pg-timeline")]
+    """Objects per second the operation got through in the run's window (module docstring): the
+    timeline's count (summed over its rows at one time) at the window's end less that at the operation's
+    start (scrub: 0 before its first sample; the others: their first sample), objects/s, never negative."""
     out = np.full(len(runs), np.nan)
-    for i, r in enumerate(runs.itertuples(index=False)):
-        if r.op is None or not np.isfinite(r.op_start) or not np.isfinite(r.win_hi):
-            continue
-        m = tl[(tl["campaign"] == r.campaign) & (tl["scenario"] == r.scenario) & (tl["arm"] == r.arm)
-               & (tl["repeat"] == r.repeat)]
-        if r.op == "scrub":
-            m = m[m["metric"] == "objects_scrubbed"]
-            sign = 1.0
-        elif r.op == "snaptrim":
-            m = m[(m["metric"] == "objects") & (m["job"].astype(str) == "snap")]
-            sign = -1.0
-        else:
-            m = m[m["metric"].isin(["objects_degraded", "objects_misplaced"])]
-            sign = -1.0
-        v = m.groupby("t_s")["value"].sum().sort_index()
-        before = v[v.index <= r.op_start]
-        after = v[v.index <= r.win_hi]
-        if after.empty:
-            continue
-        v0 = before.iloc[-1] if not before.empty else (0.0 if r.op == "scrub" else v.iloc[0])
-        elapsed = r.win_hi - r.op_start
-        if elapsed > 0:
-            out[i] = max(0.0, sign * (after.iloc[-1] - v0)) / elapsed
+    r = runs[RUN_KEYS + ["op", "op_start", "win_hi"]].reset_index(drop=True)
+    ok = r["op"].notna() & np.isfinite(r["op_start"].astype(float)) & np.isfinite(r["win_hi"].astype(float))
+    r = r[ok].assign(_run=np.flatnonzero(ok.to_numpy()))
+    tl = se[str_eq(se["kind"], "ceph-pg-timeline")]
+    if r.empty or tl.empty:
+        return out
+    tl = pd.DataFrame({**{k: tl[k] for k in RUN_KEYS}, "metric": tl["metric"].astype(str),
+                       "job": tl["job"].astype(str), "t_s": tl["t_s"], "value": tl["value"]})
+    m = tl.merge(r, on=RUN_KEYS, how="inner")
+    op = m["op"].astype(str)
+    keep = np.where(op == "scrub", m["metric"] == "objects_scrubbed",
+                    np.where(op == "snaptrim", (m["metric"] == "objects") & (m["job"] == "snap"),
+                             m["metric"].isin(["objects_degraded", "objects_misplaced"])))
+    v = (m[keep].groupby(["_run", "t_s"])["value"].sum().reset_index()
+         .merge(r[["_run", "op", "op_start", "win_hi"]], on="_run").sort_values(["_run", "t_s"]))
+    first = v.groupby("_run")["value"].first()
+    before = v[v["t_s"] <= v["op_start"]].groupby("_run")["value"].last()
+    after = v[v["t_s"] <= v["win_hi"]].groupby("_run")["value"].last()
+    w = r.set_index("_run").loc[after.index]
+    scrub = (w["op"].astype(str) == "scrub").to_numpy()
+    v0 = before.reindex(after.index).fillna(pd.Series(np.where(scrub, 0.0, first.reindex(after.index)),
+                                                      index=after.index))
+    sign = np.where(scrub, 1.0, -1.0)
+    elapsed = (w["win_hi"] - w["op_start"]).astype(float).to_numpy()
+    rate = np.maximum(0.0, sign * (after.to_numpy() - v0.to_numpy())) / np.where(elapsed > 0, elapsed, np.nan)
+    out[after.index.to_numpy()] = rate
     return out
 
 
