@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS
 from statsmodels.stats.outliers_influence import OLSInfluence
 from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 
@@ -105,7 +105,7 @@ def _fit(X: np.ndarray, y: np.ndarray, c: np.ndarray) -> dict | None:
     residual df is left."""
     with warnings.catch_warnings():  # a rank-deficient X is handled below: the contrast must be estimable
         warnings.simplefilter("ignore", SingularMatrixWarning)
-        res = sm.OLS(y, X).fit()
+        res = OLS(y, X).fit()
     df = int(round(res.df_resid))
     if df < 1 or not np.allclose(c @ res.model.pinv_wexog @ X, c, atol=1e-8):
         return None

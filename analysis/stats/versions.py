@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS
 from scipy import stats
 
 from ..ingest.base import IngestError
@@ -231,7 +231,7 @@ def interaction(values: pd.DataFrame, ref: str = "wpq", alpha: float = ALPHA) ->
         r1, r0 = np.linalg.matrix_rank(X1), np.linalg.matrix_rank(X0)
         if len(y) - r1 < 1 or r1 == r0:
             continue
-        full, restricted = sm.OLS(y, X1).fit(), sm.OLS(y, X0).fit()
+        full, restricted = OLS(y, X1).fit(), OLS(y, X0).fit()
         with np.errstate(divide="ignore", invalid="ignore"):
             F, p, df_num = full.compare_f_test(restricted)
         tests.append({"scenario": scen, "metric": metric, "arms": len(arms), "runs": len(y), "F": float(F),
