@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from ..labels import str_eq
+from ..labels import str_eq, str_isin
 
 from .arms import MAIN_OP, op_windows  # noqa: F401  (MAIN_OP: the scenario → operation map, re-exported)
 
@@ -94,7 +94,11 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
               warmup_s: float = 10.0) -> pd.DataFrame:
     """One row per run: the facts the gate reads (module docstring), plus ``op_queue``/``profile``."""
     s = _keyed(summary.dropna(subset=RUN_KEYS))
-    se = _keyed(series.dropna(subset=RUN_KEYS))
+    # only the rows read below (machine CPU and OSD queue, the operation's object counts): keying every row
+    # of a campaign's series as text cost more than the rest of this function
+    used = ((str_eq(series["kind"], "sysutil") & str_isin(series["metric"], ["cpu_busy", "cpu_steal", "osd_queued"]))
+            | (str_eq(series["kind"], "ceph-pg-timeline") & str_isin(series["metric"], OP_COUNTS)))
+    se = _keyed(series[used].dropna(subset=RUN_KEYS))
     runs = s[RUN_KEYS + [c for c in ("op_queue", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
     runs = runs.fillna("").replace({"nan": "", "<NA>": "", "None": ""})
     # clocks: sysutil offset onto the timeline's t = 0
@@ -132,6 +136,10 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
         runs = runs.merge(part.reset_index(), on=RUN_KEYS, how="left")
     runs["op_rate"] = _op_rates(se, runs)
     return runs
+
+
+#: the timeline's object counts :func:`_op_rates` reads
+OP_COUNTS = ["objects_scrubbed", "objects", "objects_degraded", "objects_misplaced"]
 
 
 def _op_rates(se: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
