@@ -505,15 +505,18 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     return _merge(chunks, errors, manifest)
 
 
-def read_tables(processed: str | Path) -> IngestResult:
+def read_tables(processed: str | Path, columns: dict[str, list[str]] | None = None) -> IngestResult:
     """The tables :func:`write_tables` (``make data``) or ``scale.ingest_batches`` wrote, as an
     :class:`IngestResult` (``failed`` is rebuilt from the files table's ``failed`` rows).
-    ``tables.TableSetError`` when they are not one ingest's complete set (:func:`analysis.store.verify`)."""
+    ``tables.TableSetError`` when they are not one ingest's complete set (:func:`analysis.store.verify`).
+    ``columns``: table name → the only columns to read of it (every row; e.g. ``{"series": ["metric"]}``
+    to count series rows without its 1.3 GB in memory here)."""
     from ..store import OPTIONAL, read_table, verify
     p = Path(processed)
     rec = verify(p)
-    t = {n: read_table(p, n, check=False) for n in ("files", "summary", "series")}
-    extra = {n: read_table(p, n, check=False) for n in OPTIONAL if n in rec["tables"]}
+    cols = columns or {}
+    t = {n: read_table(p, n, check=False, columns=cols.get(n)) for n in ("files", "summary", "series")}
+    extra = {n: read_table(p, n, check=False, columns=cols.get(n)) for n in OPTIONAL if n in rec["tables"]}
     f = t["files"]
     failed = list(zip(f.loc[f["status"] == "failed", "path"], f.loc[f["status"] == "failed", "error"])) \
         if "error" in f else []
