@@ -12,11 +12,24 @@ FIGURES ?= figures
 all: report
 
 # --- environment: the pip list of environment.yml is the one dependency list ------------------------
+# Installed by uv (itself a wheel from the package index, put in the venv first), which sets up the same
+# pinned list in 11 s here where pip takes 62 s (reports/bench.md); pip when uv cannot be had (UV=no forces
+# it).  uv does not compile bytecode at install (that would add 20 s for every installed package): Python
+# writes it for the modules actually imported, at first import, so the Makefile lets it
+# (PYTHONDONTWRITEBYTECODE is unexported below; without the bytecode every notebook's imports took 9 s, not 5).
+UV_VERSION ?= 0.13.9
+UV ?= yes
+unexport PYTHONDONTWRITEBYTECODE
 .venv/.installed: environment.yml
 	@command -v python3 >/dev/null || { echo "python3 (3.11) is needed"; exit 1; }
-	test -x .venv/bin/python || python3 -m venv .venv
-	sed -n '/^ *- pip:/,$$p' environment.yml | sed -n 's/^ *- \([A-Za-z].*==.*\)$$/\1/p' > .venv/requirements.txt
-	.venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt
+	@start=$$EPOCHREALTIME; test -x .venv/bin/python || python3 -m venv .venv; \
+	  sed -n '/^ *- pip:/,$$p' environment.yml | sed -n 's/^ *- \([A-Za-z].*==.*\)$$/\1/p' > .venv/requirements.txt; \
+	  how=pip; if [ "$(UV)" = yes ] && { test -x .venv/bin/uv || .venv/bin/pip install --quiet \
+	      --disable-pip-version-check "uv==$(UV_VERSION)" 2>/dev/null; } && \
+	    .venv/bin/uv pip install --quiet --python .venv/bin/python -r .venv/requirements.txt; then how=uv; \
+	  else .venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt || exit 1; fi; \
+	  printf 'venv: %s packages by %s, %.1f s\n' "$$(grep -c . .venv/requirements.txt)" "$$how" \
+	    "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
 	echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
 	touch $@
 # The C part (analysis/ingest/_cscan.c, _blkscan.c) is built here, at set-up, not at a reader's first use; rebuilt
@@ -102,25 +115,33 @@ $(REPORTS)/dataset.txt: FORCE
 	      else echo '(missing)'; fi)"; } > "$$tmp" && \
 	  if cmp -s "$$tmp" $@; then rm -f "$$tmp"; else mv "$$tmp" $@; fi
 .SECONDEXPANSION:
+# Quiet: run-notebook prints one line per notebook (its name and seconds); papermill's progress bar is off.
+# It also renders the notebook's report section (--section, cached in $(REPORTS)/.sections/), in parallel.
 $(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY) $(REPORTS)/dataset.txt
 	@mkdir -p $(REPORTS)
-	$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" $< $@.tmp.ipynb -- \
-	  --log-level WARNING -p data_dir "$(abspath $(DATA))" -p processed_dir "$(abspath $(PROC))" \
-	  $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks
-	mv $@.tmp.ipynb $@
+	@$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" --section $* \
+	  $< $@.tmp.ipynb -- --no-progress-bar --log-level WARNING -p data_dir "$(abspath $(DATA))" \
+	  -p processed_dir "$(abspath $(PROC))" $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks
+	@mv $@.tmp.ipynb $@
 $(REPORTS)/%.html: $(REPORTS)/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir $(REPORTS) --output $*.html $< --log-level WARN
-# notebooks run two at a time (REPORT_JOBS) once the data is built; the wall time is printed at the end
-REPORT_JOBS ?= 2
-# the studies' claims with a verdict per campaign (reports/claims.csv; skipped, with a message, when the data
-# has none of these campaigns; qos-v2 is being captured: its claims short of runs are counted open)
+# notebooks and the claims run as many at a time as the machine has cores (REPORT_JOBS) once the data is
+# built; one line each (name, seconds), the wall time at the end
+REPORT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# the studies' claims with a verdict per campaign (reports/claims.csv and findings.json; skipped, with a
+# message, when the data has none of these campaigns); a job beside the notebooks: it reads only the tables
 CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2 qos-reef
+$(REPORTS)/claims.csv: $(ANALYSIS_PY) $(REPORTS)/dataset.txt
+	@start=$$EPOCHREALTIME; $(PY) -m analysis claims --processed $(PROC) --out $@ --campaign $(CLAIMS_CAMPAIGNS) \
+	  > $(REPORTS)/claims.log || { cat $(REPORTS)/claims.log; exit 1; }; \
+	  printf '  %-28s %6.1f s  (verdict counts: %s)\n' claims "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" $(REPORTS)/claims.log
 report:
 	@start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory $(PROC)/tables.json $(PROC)/notebooks.mk && \
-	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
-	  $(PY) -m analysis claims --processed $(PROC) --out $(REPORTS)/claims.csv --campaign $(CLAIMS_CAMPAIGNS) && \
-	  $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
+	  echo "notebooks and claims, $(REPORT_JOBS) at a time:" && \
+	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
+	  t=$$EPOCHREALTIME && $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
+	  printf '  %-28s %6.1f s\n' "the page" "$$(echo "$$EPOCHREALTIME $$t" | awk '{print $$1 - $$2}')" && \
 	  printf 'report: %s\n' $(abspath $(REPORTS)/report.html) && \
 	  printf 'make report: %.1f s wall time\n' "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" && \
 	  $(PY) -m analysis failures --processed $(PROC)

@@ -152,6 +152,21 @@ def _deps(a: argparse.Namespace) -> int:
 
 
 def _run_notebook(a: argparse.Namespace) -> int:
+    """Execute, then (``--section``) render the report section; one line at the end: the name and seconds."""
+    import time
+    t0 = time.perf_counter()
+    rc, ran = _execute_notebook(a), time.perf_counter() - t0
+    if rc == 0 and a.section:
+        from .report_sections import section
+        section(a.out, a.section)
+    took = time.perf_counter() - t0
+    name = a.section or Path(a.notebook).stem
+    print(f"  {name:<28} {took:6.1f} s" + (f"  (ran {ran:.1f} s, section {took - ran:.1f} s)" if a.section else "")
+          + ("" if rc == 0 else "  FAILED"), flush=True)
+    return rc
+
+
+def _execute_notebook(a: argparse.Namespace) -> int:
     from .report import dataset_record, missing_campaigns, record_dataset, write_stub
     # the data set it runs on, read before it runs, goes into the executed notebook's metadata: the report
     # refuses notebooks of different data sets (a stale one from an earlier DATA or PROC)
@@ -525,6 +540,8 @@ def _run_notebook_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("out")
     p.add_argument("--data", required=True)
     p.add_argument("--processed", required=True)
+    p.add_argument("--section", metavar="NAME", help="then render OUT's report section under this name "
+                   "(cached in OUT's folder, .sections/NAME.json: `analysis report` only assembles the page)")
     p.add_argument("papermill_args", nargs=argparse.REMAINDER, help="after --: passed to papermill")
 
 

@@ -439,16 +439,22 @@ def claims_section(path: Path, sections: set[str] | frozenset = frozenset(),
             f"{table.to_html(index=False, classes='meta', border=0, na_rep='', formatters=fmt)}</details></section>")
 
 
-def what_we_found(reports: Path, sections: set[str], processed: str | Path | None) -> str:
-    """The first section (:mod:`analysis.findings`): the QoS protection per release (``findings.json``),
-    the claims per campaign (``claims.csv``), the history's changes (``processed``); empty when there
-    is nothing to say."""
+def what_we_found(reports: Path, sections: set[str], processed: str | Path | None,
+                  figures: set[str] | frozenset = frozenset()) -> str:
+    """The first section (:mod:`analysis.findings`): the QoS protection per release (``findings.json``)
+    and the published QoS claims per campaign (``claims.csv``), then from ``processed`` the block studies
+    (IO schedulers, the traced OSD's workload), RGW and the history's changes; empty when there is
+    nothing to say.  ``figures``: the anchored figure ids of the page (sentences link to them)."""
     from . import findings
     out = findings.qos_sentences(findings.load_rows(reports / findings.FINDINGS_JSON), sections)
     if (reports / CLAIMS_CSV).is_file():
         import pandas as pd
         out += findings.claims_sentence(pd.read_csv(reports / CLAIMS_CSV, keep_default_na=False, na_values=[""]),
                                         sections)
+    if processed is not None:
+        out += findings.iosched_sentences(findings.iosched_values(processed), sections, figures)
+        out += findings.workload_sentences(*findings.workload_tables(processed), sections, figures)
+        out += findings.rgw_sentences(*findings.rgw_tables(processed), sections, figures)
     if processed is not None and "60-history" in sections:
         out += findings.history_sentences(findings.history_changes(processed), sections)
     return findings.section(out)
@@ -581,7 +587,8 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     :class:`MixedDataError` (nothing written) when the notebooks' recorded data sets differ, or differ from
     ``processed``'s tables (:func:`one_dataset`); the header names the data set the page shows."""
     import nbformat
-    from nbconvert import HTMLExporter
+
+    from . import report_sections
 
     reports, figures = Path(reports_dir), Path(figures_dir)
     published = Path(published) if published else Path(__file__).resolve().parents[1] / "data" / "published"
@@ -589,7 +596,6 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if not books:
         raise FileNotFoundError(f"{reports}: no executed notebooks (NN-*.ipynb); run `make report` first")
     out = Path(out) if out else reports / "report.html"
-    body_only = HTMLExporter(template_name="basic", exclude_input=True)
     figs = sorted(p.stem for p in figures.glob("*.png"))
     rel_fig = os.path.relpath(figures, out.parent)
     toc, sections = [], []
@@ -611,10 +617,10 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
         own = [] if pm.get("stub") else [f for f in figs if f in drawn and figure_source(f)[1] == name]
         frows = [(f, f"<code>{figure_source(f)[0]}</code> · <a href='{rel_fig}/{f}.png'>PNG</a> · "
                      f"<a href='{rel_fig}/{f}.svg'>SVG</a>") for f in own]
-        n_plotly += _plotly_to_html(nb, name)
-        anchors |= _anchor_figures(nb)
-        body, _ = body_only.from_notebook_node(nb)
-        body = fold_figure_runs(collapse_long_tables(collapse_long_text(body)))
+        rendered = report_sections.section(path, name, nb)  # cached by run-notebook --section, else made here
+        n_plotly += rendered["n_plotly"]
+        anchors |= set(rendered["anchors"])
+        body = rendered["body"]
         toc.append(f"<li><a href='#{name}'>{html.escape(title)}</a> ({len(own)} figures)</li>")
         details = (f"<details><summary>parameters and data</summary>{_table(meta, ('parameter', 'value'))}</details>"
                    + (f"<details><summary>figures written by this notebook ({len(own)})</summary>"
@@ -632,7 +638,7 @@ def build_report(reports_dir: str | Path = "reports", figures_dir: str | Path = 
     if claims:  # first: the findings
         toc.insert(0, "<li><a href='#claims'>The studies' claims on our campaigns</a></li>")
         sections.insert(0, claims)
-    found = what_we_found(reports, {p.stem for p in books}, processed)
+    found = what_we_found(reports, {p.stem for p in books}, processed, anchors)
     if found:  # before everything: what a person wants from the first screen
         toc.insert(0, "<li><a href='#what-we-found'>What we found</a></li>")
         sections.insert(0, found)
