@@ -115,13 +115,15 @@ $(REPORTS)/dataset.txt: FORCE
 	      else echo '(missing)'; fi)"; } > "$$tmp" && \
 	  if cmp -s "$$tmp" $@; then rm -f "$$tmp"; else mv "$$tmp" $@; fi
 .SECONDEXPANSION:
-# Quiet: run-notebook prints one line per notebook (its name and seconds); papermill's progress bar is off.
+# Quiet: run-notebook prints one line per notebook (its name and seconds); papermill's progress bar is off
+# and what the kernel says on stderr goes to $(REPORTS)/.logs/NAME.log, printed when the notebook fails.
 # It also renders the notebook's report section (--section, cached in $(REPORTS)/.sections/), in parallel.
 $(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY) $(REPORTS)/dataset.txt
-	@mkdir -p $(REPORTS)
+	@mkdir -p $(REPORTS)/.logs
 	@$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" --section $* \
 	  $< $@.tmp.ipynb -- --no-progress-bar --log-level WARNING -p data_dir "$(abspath $(DATA))" \
-	  -p processed_dir "$(abspath $(PROC))" $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks
+	  -p processed_dir "$(abspath $(PROC))" $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks \
+	  2> $(REPORTS)/.logs/$*.log || { cat $(REPORTS)/.logs/$*.log >&2; exit 1; }
 	@mv $@.tmp.ipynb $@
 $(REPORTS)/%.html: $(REPORTS)/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir $(REPORTS) --output $*.html $< --log-level WARN
