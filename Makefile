@@ -39,6 +39,13 @@ unexport PYTHONDONTWRITEBYTECODE
 	$(PY) -m analysis.ingest._native
 	@touch $@
 venv: .venv/.installed .venv/.native
+# Once per new venv, beside the ingest (which leaves part of the second core idle): import what the notebooks'
+# kernels and the report import, so that Python writes their bytecode (uv installs none) before the notebooks
+# start two at a time and would each compile the same modules.
+.venv/.warm: .venv/.installed
+	@$(PY) -c "import matplotlib.pyplot, scipy.stats, statsmodels.regression.linear_model, statsmodels.stats.power, \
+	  statsmodels.stats.multitest, seaborn, plotly.graph_objects, PIL.Image, IPython, ipykernel.kernelapp, nbconvert, \
+	  papermill, nbclient, duckdb" >/dev/null 2>&1; touch $@
 
 # A C compiler for the C part: installed when missing and we are root; otherwise the plain path is used.
 cc:
@@ -82,8 +89,8 @@ manifest: .venv/.installed
 # Each notebook is executed with the same parameters.  It re-runs when it, the analysis code or the data
 # it reads change: $(PROC)/notebooks.mk (written by `analysis deps`) ties it to the stamps of the
 # campaigns its parameters cell names and to the published CSVs it cites; an unchanged input is not
-# recomputed.  Listed longest first, so two jobs finish together (measured durations here).
-REPORT_NB := 30-qos-snaptrim-recovery 40-block-workload 10-consistency 31-qos-scrub 20-io-schedulers 32-qos-campaign 33-qos-v2 35-versions 15-compare 50-rgw 60-history 00-ingest
+# recomputed.  Listed longest first (durations measured here, 2026-11-29), so the jobs finish together.
+REPORT_NB := 30-qos-snaptrim-recovery 35-versions 10-consistency 31-qos-scrub 40-block-workload 20-io-schedulers 33-qos-v2 32-qos-campaign 15-compare 00-ingest 50-rgw 60-history
 ANALYSIS_PY := $(shell find analysis -name '*.py')
 ifneq ($(filter $(REPORTS)/%,$(MAKECMDGOALS)),)
 -include $(PROC)/notebooks.mk
@@ -139,7 +146,8 @@ $(REPORTS)/claims.csv: $(ANALYSIS_PY) $(REPORTS)/dataset.txt
 	  printf '  %-28s %6.1f s  (verdict counts: %s)\n' claims "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" $(REPORTS)/claims.log
 report:
 	@start=$$EPOCHREALTIME; \
-	  $(MAKE) --no-print-directory $(PROC)/tables.json $(PROC)/notebooks.mk && \
+	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) .venv/.warm $(PROC)/tables.json && \
+	  $(MAKE) --no-print-directory $(PROC)/notebooks.mk && \
 	  echo "notebooks and claims, $(REPORT_JOBS) at a time:" && \
 	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
 	  t=$$EPOCHREALTIME && $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
