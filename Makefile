@@ -30,13 +30,13 @@ unexport PYTHONDONTWRITEBYTECODE
 	  else .venv/bin/pip install --quiet --disable-pip-version-check -r .venv/requirements.txt || exit 1; fi; \
 	  printf 'venv: %s packages by %s, %.1f s\n' "$$(grep -c . .venv/requirements.txt)" "$$how" \
 	    "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"
-	echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
-	touch $@
+	@echo "$(CURDIR)" > "$$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/cephqos-lab.pth"
+	@touch $@
 # The C part (analysis/ingest/_cscan.c, _blkscan.c) is built here, at set-up, not at a reader's first use; rebuilt
 # when a source changes.  Without a compiler it says so and the readers take their plain path (same tables).
 .venv/.native: .venv/.installed analysis/ingest/_cscan.c analysis/ingest/_blkscan.c analysis/ingest/_native.py
 	@$(MAKE) --no-print-directory cc
-	$(PY) -m analysis.ingest._native
+	@$(PY) -m analysis.ingest._native
 	@touch $@
 venv: .venv/.installed .venv/.native
 # Once per new venv, beside the ingest (which leaves part of the second core idle): import what the notebooks'
@@ -79,7 +79,9 @@ $(PROC)/data-dir.txt: FORCE
 # ingest exit 1 = some files failed and the tables hold the rest: the report is made from what was read,
 # and `analysis failures` ends `make report` with exit 1 naming them (file:line: what was expected)
 $(PROC)/tables.json: .venv/.installed .venv/.native $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/tables.json -print -quit 2>/dev/null) $(shell find analysis/ingest -name '*.py') analysis/store.py
-	$(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]
+	@echo "ingest $(DATA) → $(PROC):"; start=$$EPOCHREALTIME; \
+	  $(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]; rc=$$?; \
+	  printf '  %-28s %6.1f s\n' ingest "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"; exit $$rc
 data: $(PROC)/tables.json
 
 manifest: .venv/.installed
@@ -100,7 +102,7 @@ NB_SRC_30-qos-snaptrim-recovery := 30-qos-study
 NB_SRC_31-qos-scrub := 30-qos-study
 NB_SRC = $(or $(NB_SRC_$(1)),$(1))
 $(PROC)/notebooks.mk: $(PROC)/tables.json $(wildcard notebooks/*.ipynb) analysis/report.py
-	$(PY) -m analysis deps $(foreach n,$(REPORT_NB),$(n)=notebooks/$(call NB_SRC,$(n)).ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
+	@$(PY) -m analysis deps $(foreach n,$(REPORT_NB),$(n)=notebooks/$(call NB_SRC,$(n)).ipynb) --processed $(PROC) --reports $(REPORTS) --out $@
 	@touch $@  # kept unchanged when its rules are (it is only included), but now checked: not re-made again
 # parameters only some notebooks have (papermill warns about the others)
 NB_PARAMS_00-ingest := -p reuse_processed True
