@@ -96,7 +96,7 @@ def _table(rows: list[tuple[str, str]], head: tuple[str, str]) -> str:
 PLOTLY = "application/vnd.plotly.v1+json"
 
 
-def _plotly_to_html(nb, prefix: str) -> int:
+def plotly_to_html(nb, prefix: str) -> int:
     """Replace each plotly output of ``nb`` by a div and a ``Plotly.newPlot`` call (plotly.js itself is
     embedded once in the page head); returns how many were replaced."""
     n = 0
@@ -114,7 +114,7 @@ def _plotly_to_html(nb, prefix: str) -> int:
     return n
 
 
-def _anchor_figures(nb) -> set[str]:
+def anchor_figures(nb) -> set[str]:
     """Each figure output that names its id (``metadata['figure_id']``, :func:`analysis.figures.show`)
     becomes an HTML output with an anchor ``fig-<id>`` before the image, so that the findings can link to
     the figure in its notebook cell; returns the anchored ids."""

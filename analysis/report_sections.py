@@ -48,10 +48,10 @@ def render(nb, name: str) -> dict:
     plotly.js on the page) and ``anchors`` (the figure ids anchored as ``fig-<id>``)."""
     from nbconvert import HTMLExporter
 
-    from .report import (_anchor_figures, _plotly_to_html, collapse_long_tables, collapse_long_text,
+    from .report import (anchor_figures, plotly_to_html, collapse_long_tables, collapse_long_text,
                          fold_figure_runs, lighter_images)
-    n_plotly = _plotly_to_html(nb, name)
-    anchors = _anchor_figures(nb)
+    n_plotly = plotly_to_html(nb, name)
+    anchors = anchor_figures(nb)
     body, _ = HTMLExporter(template_name="basic", exclude_input=True).from_notebook_node(nb)
     body = lighter_images(fold_figure_runs(collapse_long_tables(collapse_long_text(body))))
     return {"body": body, "n_plotly": n_plotly, "anchors": sorted(anchors)}

@@ -351,7 +351,7 @@ def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp
     from IPython.core.interactiveshell import InteractiveShell
 
     from analysis.figures import show
-    from analysis.report import _anchor_figures
+    from analysis.report import anchor_figures
     fig, ax = plt.subplots(figsize=(2, 1))
     fig.set_label("qos-part1-fig01-measured")
     shell = InteractiveShell.instance()
@@ -364,7 +364,7 @@ def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp
         nbformat.v4.new_output("display_data", data={"image/png": data["image/png"] if isinstance(data["image/png"], str)
                                                      else base64.b64encode(data["image/png"]).decode(),
                                                      "text/plain": "<Image>"}, metadata=meta)])])
-    assert _anchor_figures(nb) == {"qos-part1-fig01-measured"}
+    assert anchor_figures(nb) == {"qos-part1-fig01-measured"}
     html_ = nb.cells[0].outputs[0]["data"]["text/html"]
     assert html_.startswith("<a id='fig-qos-part1-fig01-measured' class='fig-anchor'></a><img src='data:image/png;base64,")
     assert "image/png" not in nb.cells[0].outputs[0]["data"]
