@@ -39,13 +39,6 @@ unexport PYTHONDONTWRITEBYTECODE
 	@$(PY) -m analysis.ingest._native
 	@touch $@
 venv: .venv/.installed .venv/.native
-# Once per new venv, beside the ingest (which leaves part of the second core idle): import what the notebooks'
-# kernels and the report import, so that Python writes their bytecode (uv installs none) before the notebooks
-# start two at a time and would each compile the same modules.
-.venv/.warm: .venv/.installed
-	@$(PY) -c "import matplotlib.pyplot, scipy.stats, statsmodels.regression.linear_model, statsmodels.stats.power, \
-	  statsmodels.stats.multitest, seaborn, plotly.graph_objects, PIL.Image, IPython, ipykernel.kernelapp, nbconvert, \
-	  papermill, nbclient, duckdb" >/dev/null 2>&1; touch $@
 
 # A C compiler for the C part: installed when missing and we are root; otherwise the plain path is used.
 cc:
@@ -146,12 +139,24 @@ $(REPORTS)/claims.csv: $(ANALYSIS_PY) $(REPORTS)/dataset.txt
 	@start=$$EPOCHREALTIME; $(PY) -m analysis claims --processed $(PROC) --out $@ --campaign $(CLAIMS_CAMPAIGNS) \
 	  > $(REPORTS)/claims.log || { cat $(REPORTS)/claims.log; exit 1; }; \
 	  printf '  %-28s %6.1f s  (verdict counts: %s)\n' claims "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" $(REPORTS)/claims.log
+# The notebooks' kernels are forked from one process that has imported what they import
+# (analysis.forkkernel): started before the ingest (on a new venv it writes their bytecode meanwhile), ended
+# with this recipe; the kernelspec in $(REPORTS)/.kernel, first on JUPYTER_PATH, points papermill's python3
+# kernels at it.  FORK_KERNELS=no: every kernel a new process, as `make $(REPORTS)/NN-….ipynb` alone does.
+FORK_KERNELS ?= yes
 report:
 	@start=$$EPOCHREALTIME; \
-	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) .venv/.warm $(PROC)/tables.json && \
+	  $(MAKE) --no-print-directory .venv/.installed && \
+	  sock="$${TMPDIR:-/tmp}/cephqos-kernels-$$$$.sock"; kernels=""; \
+	  if [ "$(FORK_KERNELS)" = yes ]; then \
+	    $(PY) -m analysis.forkkernel kernelspec "$(abspath $(REPORTS))/.kernel" "$(abspath $(PY))" >/dev/null && \
+	    { $(PY) -m analysis.forkkernel serve "$$sock" & srv=$$!; \
+	      trap 'kill $$srv 2>/dev/null; rm -f "$$sock" "$$sock.starting"' EXIT; } && \
+	    kernels="CEPHQOS_FORK_SERVER=$$sock JUPYTER_PATH=$(abspath $(REPORTS))/.kernel$${JUPYTER_PATH:+:$$JUPYTER_PATH}"; fi; \
+	  $(MAKE) --no-print-directory $(PROC)/tables.json && \
 	  $(MAKE) --no-print-directory $(PROC)/notebooks.mk && \
-	  echo "notebooks and claims, $(REPORT_JOBS) at a time:" && \
-	  $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
+	  echo "notebooks and claims, $(REPORT_JOBS) at a time$${kernels:+, kernels forked from one warm process}:" && \
+	  env $$kernels $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
 	  t=$$EPOCHREALTIME && $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
 	  printf '  %-28s %6.1f s\n' "the page" "$$(echo "$$EPOCHREALTIME $$t" | awk '{print $$1 - $$2}')" && \
 	  printf 'report: %s\n' $(abspath $(REPORTS)/report.html) && \
