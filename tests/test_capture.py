@@ -807,3 +807,27 @@ def test_ceph_stamp_parser_shared_by_harness_and_poller():
     # pgpoll.py (a /usr/bin/python3 script) must use this one parser, not a copy
     src = (Path(__file__).resolve().parents[1] / "capture" / "ceph" / "pgpoll.py").read_text()
     assert "from pgpoll_stamp import stamp" in src and "def stamp" not in src
+
+
+def test_kept_under_root_finishes_into_root_and_logs_by_the_runners_own_log(tmp_path):
+    """The runners' shared finish/discard (capture.common.sitting.KeptUnderRoot): a runner's own ``log``
+    gets the set-aside line; one without uses log_progress (a line on stdout)."""
+    from capture.common.sitting import KeptUnderRoot
+
+    said = []
+
+    class Own(KeptUnderRoot):
+        def __init__(self, root):
+            self.root, self.log = root, said.append
+
+    run = cp.Run("t", "baseline", "wpq", 1, 0)
+    r = Own(tmp_path)
+    for stage in (tmp_path / run.relpath, tmp_path / "_inprogress" / run.relpath):
+        stage.mkdir(parents=True)
+    dest = r.finish(run, {"repeat": 1})
+    assert dest == tmp_path / run.relpath and (dest / "done").exists()
+    assert len(said) == 1 and said[0].startswith(f"  half-finished {run.relpath} from an earlier sitting moved aside")
+    (tmp_path / "_inprogress" / run.relpath).mkdir(parents=True)
+    r.discard(run)
+    assert not (tmp_path / "_inprogress" / run.relpath).exists()
+    assert KeptUnderRoot.log.__name__ == "log_progress"

@@ -27,7 +27,7 @@ from capture.ceph.monitor import SysMon
 from capture.ceph.runner import compress_stage, machine_facts
 from capture.common.campaign import freeze_campaign_file
 from capture.common.cli import add_campaign_command, exit_status, show_plan
-from capture.common.sitting import (clear_stage, deadline_after, do_runs, guarded, interrupt_on_sigterm,
+from capture.common.sitting import (KeptUnderRoot, clear_stage, deadline_after, do_runs, guarded, interrupt_on_sigterm,
                                     log_progress, log_runs_left, now_stamp, to_do)
 
 from . import campaign as bc
@@ -44,7 +44,7 @@ def cmd_plan(a) -> int:
                      note=lambda r: "  [trace]" if bc.traced(doc, r) else "")
 
 
-class BlockRunner:
+class BlockRunner(KeptUnderRoot):
     def __init__(self, doc: dict[str, Any], root: Path) -> None:
         self.doc, self.root = doc, root
         self.work = Path(doc["device"].get("backing_dir", "/var/tmp/cephqos-block"))
@@ -128,11 +128,6 @@ class BlockRunner:
         compress_stage(stage)
         return info
 
-    def finish(self, run: bc.Run, info: dict[str, Any]) -> Path:
-        return bc.finish_run(self.root, run, info, log_progress)
-
-    def discard(self, run: bc.Run) -> None:
-        bc.discard_run(self.root, run)
 
 
 def sitting_summary(rados: bool, info: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -26,6 +26,7 @@ from capture.ceph.cluster import Cluster, ClusterError
 from capture.ceph.config import SSD_PINNED
 from capture.ceph.monitor import SysMon
 from capture.ceph.runner import machine_facts
+from capture.common.sitting import KeptUnderRoot
 
 from . import campaign as bc
 from .cpu import OutsideCpu
@@ -49,7 +50,7 @@ def _gzip_text(src: str, dst: Path) -> None:
     tmp.replace(dst)
 
 
-class RadosBlockRunner:
+class RadosBlockRunner(KeptUnderRoot):
     def __init__(self, doc: dict[str, Any], root: Path, log: Callable[[str], None]) -> None:
         self.doc, self.root, self.log = doc, root, log
         self.work = Path(doc["device"].get("backing_dir", "/var/tmp/cephqos-rados-block"))
@@ -209,9 +210,4 @@ class RadosBlockRunner:
             f.unlink()
         return info
 
-    def finish(self, run: bc.Run, info: dict[str, Any]) -> Path:
-        return bc.finish_run(self.root, run, info, self.log)
-
-    def discard(self, run: bc.Run) -> None:
-        bc.discard_run(self.root, run)
 

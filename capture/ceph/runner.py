@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from capture.common.sitting import KeptUnderRoot
+
 from . import campaign as cp
 from .chroot import info as chroot_info, parse_ceph_version
 from .cluster import Cluster, ClusterError
@@ -110,7 +112,7 @@ class Poller:
         self.p.wait(30)
 
 
-class Runner:
+class Runner(KeptUnderRoot):
     def __init__(self, doc: dict[str, Any], campaign_file: Path, out_root: Path,
                  log: Callable[[str], None] = print) -> None:
         self.doc, self.file, self.log = doc, campaign_file, log
@@ -523,8 +525,3 @@ class Runner:
         info["campaign_sha256"] = hashlib.sha256(self.file.read_bytes()).hexdigest()
         info["machine"] = machine_facts()
 
-    def finish(self, run: cp.Run, info: dict[str, Any]) -> Path:
-        return cp.finish_run(self.root, run, info, self.log)
-
-    def discard(self, run: cp.Run) -> None:
-        cp.discard_run(self.root, run)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .campaign import INPROGRESS, remaining
+from .campaign import INPROGRESS, discard_run, finish_run, remaining
 
 ATTEMPTS = 3
 
@@ -25,6 +25,21 @@ ATTEMPTS = 3
 def log_progress(msg: str) -> None:
     """A progress line on stdout, prefixed with the wall-clock time (HH:MM:SS)."""
     print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+class KeptUnderRoot:
+    """A runner's ``finish`` and ``discard`` (module docstring) for runs kept under ``self.root``:
+    :func:`capture.common.campaign.finish_run` and ``discard_run``; its progress lines go to ``self.log``
+    (:func:`log_progress` unless the runner sets its own)."""
+
+    root: Path
+    log: Callable[[str], None] = staticmethod(log_progress)
+
+    def finish(self, run: Any, info: dict[str, Any]) -> Path:
+        return finish_run(self.root, run, info, self.log)
+
+    def discard(self, run: Any) -> None:
+        discard_run(self.root, run)
 
 
 def now_stamp() -> str:

@@ -35,7 +35,7 @@ from capture.block.system import BlockError, LoopDevice, ensure_packages, sh
 from capture.ceph.runner import compress_stage, machine_facts
 from capture.common.campaign import freeze_campaign_file
 from capture.common.cli import add_campaign_command, exit_status, show_plan
-from capture.common.sitting import (clear_stage, do_runs, guarded, interrupt_on_sigterm, log_progress,
+from capture.common.sitting import (KeptUnderRoot, clear_stage, do_runs, guarded, interrupt_on_sigterm, log_progress,
                                     log_runs_left, now_stamp, to_do)
 
 from . import campaign as hc
@@ -48,7 +48,7 @@ def _same_file(_old: Path, _new: Path) -> str | None:
     return "a history campaign file cannot change once runs exist (start a new campaign name)"
 
 
-class HistoryRunner:
+class HistoryRunner(KeptUnderRoot):
     def __init__(self, doc: dict[str, Any], root: Path) -> None:
         self.doc, self.root = doc, root
         self.work = Path(doc["device"].get("backing_dir", "/var/tmp/cephqos-history"))
@@ -151,11 +151,6 @@ class HistoryRunner:
         compress_stage(stage)
         return info
 
-    def finish(self, run: hc.Run, info: dict[str, Any]) -> Path:
-        return hc.finish_run(self.root, run, info, log_progress)
-
-    def discard(self, run: hc.Run) -> None:
-        hc.discard_run(self.root, run)
 
 
 def cmd_run(a) -> int:

@@ -35,6 +35,7 @@ from capture.ceph.cluster import Cluster, ClusterError
 from capture.ceph.monitor import SysMon
 from capture.ceph.opqueue import OsdProbe, proc_cpu_ticks
 from capture.ceph.runner import machine_facts
+from capture.common.sitting import KeptUnderRoot
 
 from . import campaign as rc
 
@@ -90,7 +91,7 @@ class ProcCpu:
         return {"radosgw": {"cpu": cpu}}
 
 
-class RgwRunner:
+class RgwRunner(KeptUnderRoot):
     def __init__(self, doc: dict[str, Any], root: Path, log: Callable[[str], None]) -> None:
         self.doc, self.root, self.log = doc, root, log
         self.cl: Cluster | None = None
@@ -326,8 +327,3 @@ class RgwRunner:
         out["cleanup_s"] = round(time.time() - t, 2)
         return out
 
-    def finish(self, run: rc.Run, info: dict[str, Any]) -> Path:
-        return rc.finish_run(self.root, run, info, self.log)
-
-    def discard(self, run: rc.Run) -> None:
-        rc.discard_run(self.root, run)
