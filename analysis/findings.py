@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 
 from .stats import prereg
+from .stats.consistency import ALPHA
+from .stats.iosched import WORKLOAD, workload_verdicts
 from .stats.verdicts import bh
 
 FINDINGS_JSON = "findings.json"
@@ -217,10 +219,10 @@ IOSCHED_CAMPAIGNS = ("block-2026", "rados-block-2026")
 WORKLOAD_CAMPAIGN = "rados-block-2026"
 RGW_CAMPAIGN = "rgw-2026"
 CBT_PREFIX = "rgw/rgw-cbt-2026/"
-ALPHA = 0.05
+
 #: notebook 40's block for rewrites and stack distances (``block_sectors`` 8: 4 KiB)
 BLOCK_KIB = 4
-WORKLOAD = ["campaign", "target", "op", "bs", "qd"]
+
 #: the ``blk_requests`` columns :func:`analysis.stats.blockio.characterize` and the sentence use (the other
 #: run keys come out empty from ``prepare``): 14 of its 22 columns, 0.36 → 0.17 s to read
 TRACE_COLUMNS = ["dev", "sector", "nbytes", "rwbs", "ddir", "d_ns", "c_ns", "source", "campaign", "scenario",
@@ -243,36 +245,6 @@ def _span(n: pd.Series) -> str:
     return f"{int(n.min())}" if n.min() == n.max() else f"{int(n.min())}–{int(n.max())}"
 
 
-def scheduler_anova(values: pd.DataFrame, by=WORKLOAD) -> pd.DataFrame:
-    """Per workload (``by``) of :func:`analysis.stats.iosched.block_values` (one row per run, ``value`` in
-    MiB/s): ``anova_p`` (one-way ANOVA over the schedulers' runs, as ``scipy.stats.f_oneway``; NaN with
-    fewer than two schedulers or two runs each), ``best``/``worst`` scheduler by mean, ``spread`` = best
-    mean / worst mean − 1, ``cv`` = the schedulers' root-mean-square coefficient of variation and
-    ``repeats`` (the fewest runs of a scheduler): the columns of
-    :func:`analysis.stats.iosched.workload_verdicts` the findings need, vectorised (that function's post-hoc
-    tests and power solves took 1.6 s on the shipped campaigns)."""
-    from scipy import stats
-    by = list(by)
-    g = values.groupby([*by, "io_scheduler"], observed=True, sort=True)["value"]
-    c = pd.DataFrame({"n": g.size(), "mean": g.mean(), "var": g.var(ddof=1)}).reset_index()
-    tot = c.assign(nm=c["n"] * c["mean"]).groupby(by, observed=True, sort=False)[["n", "nm"]].transform("sum")
-    grand = tot["nm"] / tot["n"]  # the mean over every run of the workload
-    c = c.assign(ssb=c["n"] * (c["mean"] - grand) ** 2, ssw=(c["n"] - 1) * c["var"],
-                 cv2=(c["var"] / c["mean"] ** 2).where(c["n"] > 1))
-    w = c.groupby(by, observed=True, sort=False)
-    out = w.agg(k=("n", "size"), N=("n", "sum"), repeats=("n", "min"), ssb=("ssb", "sum"), ssw=("ssw", "sum"),
-                cv2=("cv2", "mean"), hi=("mean", "max"), lo=("mean", "min"))
-    out["best"] = c.loc[w["mean"].idxmax(), "io_scheduler"].to_numpy()   # ties: the first by name, as there
-    out["worst"] = c.loc[w["mean"].idxmin(), "io_scheduler"].to_numpy()
-    ok = (out["k"] >= 2) & (out["repeats"] >= 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        f = (out["ssb"] / (out["k"] - 1)) / (out["ssw"] / (out["N"] - out["k"]))
-        out["anova_p"] = np.where(ok, stats.f.sf(f, out["k"] - 1, out["N"] - out["k"]), np.nan)
-        out["spread"] = out["hi"] / out["lo"] - 1
-    out["cv"] = np.sqrt(out["cv2"])
-    return out.reset_index()[[*by, "repeats", "anova_p", "best", "worst", "spread", "cv"]]
-
-
 def iosched_sentences(values: pd.DataFrame | None, sections: set[str], figures: set[str] | frozenset = frozenset(),
                       alpha: float = ALPHA) -> list[str]:
     """Per campaign of ``values`` (:func:`analysis.stats.iosched.block_values`: one row per run, MiB/s),
@@ -287,7 +259,7 @@ def iosched_sentences(values: pd.DataFrame | None, sections: set[str], figures: 
     from scipy import stats
 
     from .stats.consistency import effect_size
-    verdicts = scheduler_anova(values)
+    verdicts = workload_verdicts(values, alpha, by=WORKLOAD, detail=False)  # notebook 20's table, its ANOVA
     out = []
     for camp, v in verdicts.groupby("campaign", sort=False):  # one per campaign: a few
         runs = values[values["campaign"] == camp]
@@ -465,5 +437,5 @@ def load_rows(path: Path) -> list[dict]:
 
 
 __all__ = ["FINDINGS_JSON", "claims_sentence", "history_sentences", "iosched_sentences", "iosched_values",
-           "load_rows", "protection", "qos_sentences", "rgw_sentences", "rgw_tables", "scheduler_anova", "section",
+           "load_rows", "protection", "qos_sentences", "rgw_sentences", "rgw_tables", "section",
            "workload_sentences", "workload_tables", "write"]

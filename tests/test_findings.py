@@ -115,9 +115,13 @@ HAND = {("raw", "read", "4k", 16): {"a": [1, 2, 3], "b": [4, 5, 6]},       # F =
         ("ext4", "write", "4k", 16): {"a": [5, 6, 7], "b": [6, 5, 7]}}       # F = 0
 
 
-def test_scheduler_anova_is_the_one_way_anova_with_spread_and_noise():
+def test_the_short_workload_verdicts_are_the_one_way_anova_with_spread_and_noise():
+    """iosched.workload_verdicts(detail=False), which the findings use: the ANOVA, best/worst, spread and
+    noise by hand, no post-hoc or power columns."""
     from scipy import stats
-    v = findings.scheduler_anova(_values("blk-x", HAND)).set_index(["target", "op"])
+
+    from analysis.stats.iosched import workload_verdicts
+    v = workload_verdicts(_values("blk-x", HAND), detail=False).set_index(["target", "op"])
     r = v.loc[("raw", "read")]
     # means 2 and 5 around 3.5: SSB = 2·3·1.5² = 13.5 on 1 df, SSW = 2 + 2 on 4 df, F = 13.5 ≡ t² of 3.674 on 4 df
     assert r["anova_p"] == pytest.approx(2 * stats.t.sf(math.sqrt(13.5), 4), rel=1e-9)
@@ -127,7 +131,8 @@ def test_scheduler_anova_is_the_one_way_anova_with_spread_and_noise():
     assert r["cv"] == pytest.approx(math.sqrt(((1 / 2) ** 2 + (1 / 5) ** 2) / 2))   # sd 1 over means 2 and 5
     assert v.loc[("raw", "write"), "anova_p"] == pytest.approx(stats.f.sf(150.0, 1, 4), rel=1e-9)
     assert v.loc[("ext4", "write"), "anova_p"] == pytest.approx(1.0) and v.loc[("ext4", "write"), "spread"] == 0
-    one = findings.scheduler_anova(_values("blk-x", {("raw", "read", "4k", 16): {"a": [1, 2], "b": [3]}}))
+    assert v["tukey_pairs"].eq("").all() and v["kw_p"].isna().all() and v["repeats_needed"].isna().all()
+    one = workload_verdicts(_values("blk-x", {("raw", "read", "4k", 16): {"a": [1, 2], "b": [3]}}), detail=False)
     assert math.isnan(one["anova_p"].iloc[0]) and one["repeats"].iloc[0] == 1   # one run: no test
 
 
@@ -256,7 +261,7 @@ def test_iosched_sentences_on_the_shipped_runs_agree_with_notebook_20(real_proc,
     mine = findings.iosched_values(real_proc)
     pd.testing.assert_frame_equal(mine.reset_index(drop=True), values, check_dtype=False)
     verdicts = iosched.workload_verdicts(values)                           # the notebook's table
-    ours = findings.scheduler_anova(values).merge(verdicts, on=findings.WORKLOAD, suffixes=("", "_nb"))
+    ours = iosched.workload_verdicts(values, detail=False).merge(verdicts, on=findings.WORKLOAD, suffixes=("", "_nb"))
     assert len(ours) == len(verdicts) == 60
     assert ours["anova_p"].to_numpy() == pytest.approx(ours["anova_p_nb"].to_numpy(), rel=1e-9)
     assert (ours["best"] == ours["best_nb"]).all() and (ours["worst"] == ours["worst_nb"]).all()

@@ -52,7 +52,7 @@ def _order(col: pd.Series) -> pd.Series:
 
 
 def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float = 0.8,
-                      by: Sequence[str] = WORKLOAD) -> pd.DataFrame:
+                      by: Sequence[str] = WORKLOAD, detail: bool = True) -> pd.DataFrame:
     """Per workload, over the schedulers' repeats: one-way ANOVA (``anova_p``, ``scipy.stats.f_oneway``),
     Kruskal–Wallis (``kw_p``), where the ANOVA rejects at ``alpha`` the Tukey HSD pairs that differ
     (``tukey_pairs``, e.g. ``none<mq-deadline``: the first has the lower mean; empty otherwise), ``best``/``worst`` scheduler by mean and
@@ -60,7 +60,9 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
     variation (sample std / mean), and ``repeats_needed``: repeats per scheduler for a two-sided t-test at
     ``alpha`` and ``power`` to separate best from worst if their true difference were the observed
     ``spread`` at this noise (:func:`analysis.stats.consistency.repeats_needed`).  ``repeats`` is the
-    fewest repeats any scheduler has."""
+    fewest repeats any scheduler has.  ``detail=False``: the ANOVA, best/worst, spread and noise only
+    (``kw_p``, ``repeats_needed`` NaN, ``tukey_pairs`` empty): 60 workloads in tens of ms instead of 1.6 s,
+    for the report's first section (:func:`analysis.findings.iosched_sentences`)."""
     rows = []
     for key, d in values.groupby(list(by), sort=False, observed=True):
         groups = {k: g["value"].to_numpy(float) for k, g in d.groupby("io_scheduler", sort=True, observed=True)}
@@ -68,10 +70,10 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
         cvs = pd.Series({k: x.std(ddof=1) / x.mean() for k, x in groups.items() if len(x) > 1})
         ok = len(groups) >= 2 and min(len(x) for x in groups.values()) >= 2
         an = stats.f_oneway(*groups.values()) if ok else None
-        kw = stats.kruskal(*groups.values()) if ok else None
+        kw = stats.kruskal(*groups.values()) if ok and detail else None
         # post-hoc only where the omnibus test rejects (Tukey's p-values integrate the studentized range:
         # ~0.15 s per workload)
-        rejects = an is not None and an.pvalue < alpha
+        rejects = detail and an is not None and an.pvalue < alpha
         ph = posthoc(d.assign(test="w", round=d["io_scheduler"]), group="round", alpha=alpha) if rejects else pd.DataFrame()
         pairs = []
         for r in ph[ph["reject"].astype(bool)].itertuples(index=False) if len(ph) else []:
@@ -79,7 +81,8 @@ def workload_verdicts(values: pd.DataFrame, alpha: float = ALPHA, power: float =
             pairs.append(f"{lo}<{hi}")
         spread = means.max() / means.min() - 1
         cv = float(np.sqrt((cvs ** 2).mean())) if len(cvs) else np.nan
-        need = repeats_needed(cv, [spread], alpha, power)["n_per_arm"].iloc[0] if np.isfinite(cv) else np.nan
+        need = repeats_needed(cv, [spread], alpha, power)["n_per_arm"].iloc[0] if detail and np.isfinite(cv) \
+            else np.nan
         rows.append((*key, min(len(x) for x in groups.values()), an.pvalue if an else np.nan,
                      kw.pvalue if kw else np.nan, " ".join(sorted(pairs)), means.idxmax(), means.idxmin(),
                      spread, cv, need))
