@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 TRACING = Path("/sys/kernel/debug/tracing")
 MKFS = {"xfs": ["mkfs.xfs", "-f", "-q"], "ext4": ["mkfs.ext4", "-F", "-q"], "btrfs": ["mkfs.btrfs", "-f", "-q"]}
@@ -38,6 +38,26 @@ def sh(argv: list[str], **kw) -> str:
     if r.returncode != 0:
         raise BlockError(f"{' '.join(argv)} failed ({r.returncode}): {(r.stderr or r.stdout).strip()[:400]}")
     return r.stdout
+
+
+def open_sitting(root: Path, runs: list[Any], max_runs: int | None, campaign_file: Path,
+                 problem: Callable[[Path, Path], str | None], root_why: str) -> list[Any]:
+    """The runs this sitting of a loop-device harness (block, history) does, after the checks it makes
+    before touching the machine: root (else :class:`BlockError` with ``root_why``), Debian's packages, the
+    campaign file kept beside the data (``problem``: :func:`capture.common.campaign.freeze_campaign_file`'s
+    rule for a changed file), the half-finished runs of an earlier sitting cleared.  ``[]`` (said, no check
+    made) when every run is done."""
+    from capture.common.campaign import freeze_campaign_file
+    from capture.common.sitting import clear_stage, log_progress, to_do
+    todo = to_do(root, runs, max_runs, log_progress)
+    if not todo:
+        return []
+    if os.geteuid() != 0:
+        raise BlockError(root_why)
+    ensure_packages(log_progress)
+    freeze_campaign_file(campaign_file, root, problem, log_progress)
+    clear_stage(root, log_progress)
+    return todo
 
 
 def ensure_packages(log: Callable[[str], None]) -> None:

@@ -26,17 +26,15 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from capture.block.cpu import OutsideCpu
-from capture.block.system import BlockError, LoopDevice, ensure_packages, sh
+from capture.block.system import BlockError, LoopDevice, open_sitting, sh
 from capture.ceph.runner import compress_stage, machine_facts
-from capture.common.campaign import freeze_campaign_file
 from capture.common.cli import add_campaign_command, exit_status, show_plan
-from capture.common.sitting import (KeptUnderRoot, clear_stage, do_runs, guarded, interrupt_on_sigterm, log_progress,
-                                    log_runs_left, now_stamp, to_do)
+from capture.common.sitting import (KeptUnderRoot, do_runs, guarded, interrupt_on_sigterm, log_progress, log_runs_left,
+                                    now_stamp)
 
 from . import campaign as hc
 
@@ -152,19 +150,14 @@ class HistoryRunner(KeptUnderRoot):
         return info
 
 
-
 def cmd_run(a) -> int:
     doc = hc.load(a.campaign)
     root = a.out / doc["campaign"]
     runs = hc.plan(doc)
-    todo = to_do(root, runs, a.max_runs, log_progress)
+    todo = open_sitting(root, runs, a.max_runs, Path(a.campaign), _same_file,
+                        "needs root (losetup, cgroup blkio throttle): run it as root, e.g. `sudo make capture-history`")
     if not todo:
         return 0
-    if os.geteuid() != 0:
-        raise BlockError("needs root (losetup, cgroup blkio throttle): run it as root, e.g. `sudo make capture-history`")
-    ensure_packages(log_progress)
-    freeze_campaign_file(Path(a.campaign), root, _same_file, log_progress)
-    clear_stage(root, log_progress)
     runner = HistoryRunner(doc, root)
     sitting: dict[str, Any] = {"started": now_stamp(), "planned": len(todo), "runs": []}
     interrupt_on_sigterm()
