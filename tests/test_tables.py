@@ -257,3 +257,25 @@ def test_merged_files_keep_min_max_where_readers_filter(tmp_path):
     assert {"campaign", "kind", "source", "metric"} <= series and not {"job", "ddir", "value", "t_s"} & series
     summary = with_stats("summary")
     assert {"campaign", "kind", "source", "metric", "job", "ddir"} <= summary and "value" not in summary
+
+
+def test_the_notebooks_loaders_read_only_the_campaigns_and_columns_asked(real_proc):
+    """load_series / load_summary(campaigns=, columns=) as the notebooks call them: the same rows and values
+    as the whole table's read then selected (two of the shipped campaigns, a few columns: the whole series
+    is 4.7 M rows here); read_tables(columns=) keeps every row (notebook 00 counts them)."""
+    from analysis.stats.runs import load_series
+    camps = ["rgw-2026", "rgw-2026-pilot"]
+    cols = ["campaign", "kind", "metric", "t_s", "value", "scenario"]
+    got = load_series("raw", real_proc, camps, cols)
+    whole = tset.read_table(real_proc, "series", columns=cols)
+    want = whole[whole["campaign"].astype(str).isin(camps)]
+    assert len(got) > 0 and set(got["campaign"].astype(str)) == set(camps)
+    key = ["campaign", "kind", "metric", "scenario", "t_s", "value"]
+    a = got[key].astype({c: str for c in ["campaign", "kind", "metric", "scenario"]}).sort_values(key, ignore_index=True)
+    b = want[key].astype({c: str for c in ["campaign", "kind", "metric", "scenario"]}).sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b)
+    s = load_summary("raw", real_proc, ["rgw-2026"])
+    full = tset.read_table(real_proc, "summary")
+    assert len(s) == int((full["campaign"].astype(str) == "rgw-2026").sum()) > 0
+    counted = read_tables(real_proc, {"series": ["metric"]})
+    assert len(counted.series) == len(whole) and list(counted.series.columns) == ["metric"]
