@@ -7,7 +7,9 @@ Schema drift handled here:
 * fio 2.x ``bw`` is KiB/s (kb_base 1024) and ``io_bytes`` is KiB; fio ≥ 3.0 adds ``bw_bytes``/``io_kbytes``
   and makes ``io_bytes`` bytes.  Bandwidth becomes B/s.
 * Text before the opening ``{`` (error messages, ``terminating on signal``, client/server ``hostname=``
-  banners and ``Jobs:`` progress) is skipped and kept in ``meta["preamble"]``; trailing text is ignored.
+  banners, ``Jobs:`` progress, a stray ``>``) is skipped and kept in ``meta["preamble"]`` with its length in
+  bytes (``json_offset``); trailing text is counted.  Several documents in one file (runs appended) are
+  each read (``meta["documents"]``); one that does not decode fails the file at its line.
 * ``client_stats`` (``fio --client``) instead of ``jobs``; jobs are named ``<hostname>/<jobname>``.
 * Repeated job names (``numjobs`` without ``group_reporting``) become ``name#0``, ``name#1``, …
 * Duplicate JSON keys (fio 2.1 pads percentile objects with ``"0.00" : 0``) are counted in
@@ -35,7 +37,9 @@ KIND = "fio-json"
 RUN_FOLDER = True  # parse() takes the ingest's RunFolder (``folder=``): one parse for the JSON and its logs
 _DDIRS = ("read", "write", "trim")
 _LAT_KINDS = ("slat", "clat", "lat")
-_START = re.compile(rb'^\{\s*"fio version"', re.M)
+_START = re.compile(rb'\{\s*"fio version"')
+_START_TEXT = re.compile(r'\{\s*"fio version"')
+_ALL_CLIENTS = re.compile(r"^All clients(@\d+)?$")
 
 
 def sniff(head: bytes) -> bool:
@@ -61,7 +65,16 @@ def _pairs_hook(counter: list[int]):
 
 
 def load(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Decode the JSON document inside a fio output; returns (document, meta about the wrapping)."""
+    """Decode the (first) JSON document inside a fio output; returns (document, meta about the wrapping)."""
+    docs, wrap = load_all(path, data)
+    return docs[0], wrap
+
+
+def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every fio JSON document in a fio output, in order (a script that appended one run after another), and
+    meta about the wrapping: the text before the first (``preamble``, its byte offset ``json_offset``),
+    the documents' byte offsets and lines, the text after the last.  A document that does not decode is an
+    IngestError at its line: none is dropped."""
     m = _START.search(data)
     if m is None:
         raise IngestError(path, 'expected a fio JSON object starting with {"fio version" ...', line=1)
@@ -72,24 +85,40 @@ def load(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
         raise IngestError(path, f"expected UTF-8 JSON text ({e.reason})",
                           line=line_of_offset(data, start + e.start)) from None
     dup = [0]
-    try:
-        doc, end = json.JSONDecoder(object_pairs_hook=_pairs_hook(dup)).raw_decode(text)
-    except json.JSONDecodeError as e:
-        first_line = line_of_offset(data, start)
-        raise IngestError(path, f"malformed or truncated fio JSON: {e.msg}",
-                          line=first_line + e.lineno - 1) from None
-    except RecursionError:
-        raise IngestError(path, "fio JSON nested too deeply", line=line_of_offset(data, start)) from None
-    if not isinstance(doc, dict):
-        raise IngestError(path, "expected a JSON object at top level", line=line_of_offset(data, start))
+    decoder = json.JSONDecoder(object_pairs_hook=_pairs_hook(dup))
+    docs: list[dict[str, Any]] = []
+    where: list[dict[str, int]] = []
+    pos, end = 0, 0
+    while True:
+        first_line = line_of_offset(data, start + len(text[:pos].encode("utf-8")))
+        try:
+            doc, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            what = "fio JSON" if not docs else f"fio JSON document {len(docs) + 1} of this file"
+            raise IngestError(path, f"malformed or truncated {what}: {e.msg}",
+                              line=line_of_offset(data, start) + e.lineno - 1) from None
+        except RecursionError:
+            raise IngestError(path, "fio JSON nested too deeply", line=first_line) from None
+        if not isinstance(doc, dict):
+            raise IngestError(path, "expected a JSON object at top level", line=first_line)
+        docs.append(doc)
+        where.append({"line": first_line, "offset": start + len(text[:pos].encode("utf-8"))})
+        nxt = _START_TEXT.search(text, end)
+        if nxt is None:
+            break
+        pos = nxt.start()
     preamble = data[:start].decode("utf-8", "replace")
     wrap = {
         "preamble": preamble.strip()[:2000] or None,
         "preamble_lines": preamble.count("\n"),
+        "json_offset": start,  # bytes before the JSON (fio's own messages, a stray character)
         "trailing_chars": len(text[end:].strip()),
         "duplicate_keys": dup[0],
+        "documents": len(docs),
     }
-    return doc, wrap
+    if len(docs) > 1:
+        wrap["document_at"] = where
+    return docs, wrap
 
 
 _num = json_number  # a JSON value as float, None when not a number (base.json_number)
@@ -180,6 +209,7 @@ class _Found:
     facts its ``meta`` reports."""
     rows: list[tuple[str, str, str, float, str]] = field(default_factory=list)
     job_options: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     pct_checks: list[dict[str, Any]] = field(default_factory=list)
     identity: list[dict[str, Any]] = field(default_factory=list)
@@ -189,29 +219,50 @@ class _Found:
 
 
 def decode(path: Path, data: bytes) -> Parsed:
-    """``data``, the content of the fio JSON output ``path``, parsed (every call decodes it anew)."""
-    doc, wrap = load(path, data)
+    """``data``, the content of the fio JSON output ``path``, parsed (every call decodes it anew).  A file
+    holding several fio JSON documents (runs appended one after another) gives each its own reporting
+    groups (``fio_group`` ``<document>:<groupid>``) and its jobs named ``<job>@<document>``."""
+    docs, wrap = load_all(path, data)
     source = str(path)
-    client = "client_stats" in doc and not doc.get("jobs")
-    entries = doc.get("client_stats") if client else doc.get("jobs")
-    if not isinstance(entries, list):
-        raise IngestError(path, 'expected a "jobs" (or "client_stats") array in fio JSON',
-                          line=wrap["preamble_lines"] + 1)
-    entries = [e for e in entries if isinstance(e, dict)]
-    names = _job_names(entries, client)
+    doc = docs[0]
     found = _Found()
+    names: list[str] = []
+    client = False
+    for k, d in enumerate(docs):
+        where = wrap["document_at"][k]["line"] if len(docs) > 1 else wrap["preamble_lines"] + 1
+        c = "client_stats" in d and not d.get("jobs")
+        client = client or c
+        entries = d.get("client_stats") if c else d.get("jobs")
+        if not isinstance(entries, list):
+            raise IngestError(path, 'expected a "jobs" (or "client_stats") array in fio JSON', line=where)
+        entries = [e for e in entries if isinstance(e, dict)]
+        doc_names = _job_names(entries, c)
+        if len(docs) > 1:
+            doc_names = [f"{n}@{k + 1}" for n in doc_names]
+        names += doc_names
+        _jobs(found, doc_names, entries, f"{k + 1}:" if len(docs) > 1 else "")
+    if len(docs) > 1:
+        versions = sorted({str(d.get("fio version")) for d in docs})
+        wrap["versions"] = versions
+    meta = _meta(doc, wrap, found, names, client)
+    return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, found.rows),
+                  partial=meta["interrupted"] or bool(found.errors))
+
+
+def _jobs(found: _Found, names: list[str], entries: list[dict[str, Any]], group_prefix: str) -> None:
+    """One document's jobs into ``found``: options, reporting groups, errors, and each direction's rows."""
     for name, e in zip(names, entries):
         if isinstance(e.get("job options"), dict):
             found.job_options[name] = e["job options"]
+        gid = _num(e.get("groupid"))
+        if gid is not None and not _ALL_CLIENTS.match(name):
+            found.groups[name] = f"{group_prefix}{int(gid)}" if group_prefix else int(gid)
         err = _num(e.get("error"))
         if err:
             found.errors[name] = int(err)
         for ddir in _DDIRS:
             if isinstance(e.get(ddir), dict):
                 _direction(found, name, ddir, e[ddir])
-    meta = _meta(doc, wrap, found, names, client)
-    return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, found.rows),
-                  partial=meta["interrupted"] or bool(found.errors))
 
 
 def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
@@ -315,6 +366,9 @@ def _meta(doc: dict[str, Any], wrap: dict[str, Any], found: _Found, names: list[
         "global_options": gopts,
         "job_options": job_options,
         "jobs": names,
+        # each job's reporting group (fio's ``groupid``: a new one at every ``stonewall``/``new_group``); jobs
+        # of one group ran together, jobs of different groups one after another
+        "groups": found.groups,
         "client_server": client,
         "rw": opt("rw") or opt("readwrite"),
         "block_size": opt("bs") or opt("blocksize"),
@@ -326,7 +380,7 @@ def _meta(doc: dict[str, Any], wrap: dict[str, Any], found: _Found, names: list[
         "latency_not_measured": sorted(found.unmeasured),
         "identity_check": _identity_summary(found.identity),
         # the run keys of the workload fio recorded (fio_workload): the ingest adds them to the file's rows
-        "workload": workload(gopts, job_options, names, version),
+        "workload": workload(gopts, job_options, names, version, groups=found.groups),
         **wrap,
     }
     if found.pct_checks:

@@ -310,6 +310,9 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
             inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
             if inv and Path(inv).is_relative_to(root):
                 added["run"] = Path(inv).relative_to(root).as_posix()
+        run = added.get("run", ctx.get("run"))
+        if added.get("fio_group") is not None:  # a log of one job of a file whose groups ran one after another
+            added["run"] = _group_run(run or rel, added["fio_group"])
         ts = parsed.meta.get("timestamp") if parsed.kind == "fio-json" else None
         if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts > 0:
             added["fio_timestamp"] = int(ts)  # when fio wrote its report (unix s): a run's time without run.json
@@ -317,9 +320,12 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
         if conflicts:
             row["workload_conflict"] = "; ".join(conflicts)
         out.ctx = {**base, **added, "kind": parsed.kind, "source": rel}
-        if wl.get("by_job"):  # jobs of one file that ran different workloads: keys per job's rows
+        if wl.get("by_job"):  # jobs of one file that ran different workloads or groups: keys per job's rows
             out.job_keys = {j: workload_context(ctx, {k: v for k, v in keys.items() if v is not None})[0]
                             for j, keys in wl["by_job"].items()}
+            for keys in out.job_keys.values():  # a reporting group is a run of its own
+                if keys.get("fio_group") is not None:
+                    keys["run"] = _group_run(run or rel, keys["fio_group"])
         out.summary, out.series = parsed.tidy_summary, parsed.tidy_series
         req = parsed.tables.get("requests")
         if req is not None and len(req):
@@ -330,6 +336,12 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
     finally:
         if sink is not None:
             sink.close(ok=row["status"] != "failed")
+
+
+def _group_run(run: str, group: Any) -> str:
+    """The run of one reporting group of a fio invocation ``run`` (its JSON's path or run.json folder):
+    jobs of different groups (``stonewall``, ``new_group``, ``wait_for``) ran one after another."""
+    return f"{run}#group{group}"
 
 
 def ingest_files(work: "Iterable[tuple[Path, dict[str, Any]]]", root: Path, manifest: dict[str, str] | None,
