@@ -7,6 +7,8 @@ import os
 import json
 import shutil
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,17 +104,45 @@ def test_fio2_histogram_logs(corpus):
     assert first["t_s"] == 1.001 and first["value"] == raw[3:].sum()
 
 
-def test_corpus_logs_without_companion_say_the_unit_was_assumed(corpus):
-    p = read(corpus / "fio_logs" / "fioplot_fio-2.18_randread-4k-qd1_clat.1.log")
-    assert p.meta["latency_unit_assumed"] is True and "assumed" in p.meta["latency_unit_source"]
+def test_corpus_logs_without_companion_fail_naming_what_decides_the_unit(corpus, monkeypatch):
+    """A fio 2.18 clat log with no fio output beside it: fio 2.x logs µs, fio ≥ 3 ns, and its 4 columns are
+    written by both, so nothing in the data gives the unit: it fails saying what would decide it, and
+    --log-units / --fio-version do (13694 as written in the file's first line: 13,694 µs = 13,694,000 ns)."""
+    f = corpus / "fio_logs" / "fioplot_fio-2.18_randread-4k-qd1_clat.1.log"
+    monkeypatch.delenv("CEPHQOS_LOG_UNITS", raising=False)
+    monkeypatch.delenv("CEPHQOS_FIO_VERSION", raising=False)
+    with pytest.raises(IngestError) as ei:
+        read(f)
+    assert ei.value.line == 1 and "--log-units" in str(ei.value) and "fio 2.x logs µs" in str(ei.value)
+    monkeypatch.setenv("CEPHQOS_FIO_VERSION", "2.18")
+    p = read(f)
+    assert p.meta["latency_unit_assumed"] is False and "--fio-version" in p.meta["latency_unit_source"]
     assert p.meta["windowed"] and len(p.series) == 20
-    assert p.series["value"].iloc[0] == 13694  # as written; unit is the stated assumption
+    assert p.series["value"].iloc[0] == 13694 * 1000 and set(p.series["unit"].astype(str)) == {"ns"}
+    monkeypatch.delenv("CEPHQOS_FIO_VERSION")
+    monkeypatch.setenv("CEPHQOS_LOG_UNITS", "ns")
+    assert read(f).series["value"].iloc[0] == 13694
 
 
-def test_every_corpus_log(corpus):
+def test_the_unit_from_the_version_text():
+    from analysis.ingest.fio_log import _unit_of_version
+    assert [_unit_of_version(v) for v in ("fio-2.1.4", "2.18", "fio-3.33", "3.1", "fio-10.2", "x")] == \
+        [1000.0, 1000.0, 1.0, 1.0, 1.0, None]
+
+
+def test_every_corpus_log(corpus, monkeypatch):
+    """Each corpus log read with the fio version its SOURCES.md gives (the corpus keeps no fio output
+    beside the logs, so a latency log without it fails: tested first)."""
     logs = sorted((corpus / "fio_logs").glob("*.log"))
     assert len(logs) == 18
+    monkeypatch.delenv("CEPHQOS_LOG_UNITS", raising=False)
     for f in logs:
+        monkeypatch.delenv("CEPHQOS_FIO_VERSION", raising=False)
+        latency = re.search(r"_(lat|clat|slat)\.\d+(\.head\d+)?\.log$", f.name)
+        if latency:
+            with pytest.raises(IngestError, match="latency unit"):
+                read(f)
+            monkeypatch.setenv("CEPHQOS_FIO_VERSION", re.search(r"_fio-([\d.]+?)_", f.name).group(1))
         if f.name == "pbench_fio-3.7_perf36_fio_clat_hist.1.log":
             # fio 3.7 wrote a wrapped unsigned count (6873726019606937632) into this log
             with pytest.raises(IngestError) as ei:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pandas as pd
@@ -189,7 +190,8 @@ def test_the_default_path_holds_one_part_at_a_time_in_the_parent(tmp_path):
     got = []
     for n in (2, 8):
         out = subprocess.run([sys.executable, "-c", code, str(tree(n)), str(tmp_path / f"out-{n}")], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout
+                             capture_output=True, text=True, check=True,  # the long log has no fio JSON beside it
+                             env={**os.environ, "CEPHQOS_LOG_UNITS": "ns"}).stdout
         got.append(json.loads(out.strip().splitlines()[-1]))
     assert got[0]["failed"] == got[1]["failed"] == 0
     assert got[1]["rows"] == 4 * got[0]["rows"] > 400_000

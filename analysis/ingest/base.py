@@ -325,11 +325,12 @@ def summary_frame(source: str, rows: Iterable[tuple[str, str, str, float, str]])
     return Tidy(cols, SUMMARY_COLUMNS)
 
 
-def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str, metric: str,
+def series_frame(source: str, job: str | pd.Categorical, ddir: pd.Categorical | np.ndarray | str, metric: str,
                  unit: str, t_s: np.ndarray, value: np.ndarray) -> pd.DataFrame:
     """Build one metric's series (vectorised, without copying ``t_s``/``value`` when they are float64).
 
-    ``ddir`` is one label, a ready categorical (cheapest: build it from codes), or an array of labels.
+    ``ddir`` is one label, a ready categorical (cheapest: build it from codes), or an array of labels;
+    ``job`` one label or a ready categorical (a log holding several jobs' segments).
     """
     n = len(t_s)
 
@@ -338,7 +339,7 @@ def series_frame(source: str, job: str, ddir: pd.Categorical | np.ndarray | str,
 
     cols = {
         "source": Label(source, n),
-        "job": const(job),
+        "job": job if isinstance(job, pd.Categorical) else const(job),
         "ddir": (const(ddir) if isinstance(ddir, str) else
                  ddir if isinstance(ddir, pd.Categorical) else labels_categorical(ddir)),
         "metric": const(metric),

@@ -13,11 +13,14 @@ Histogram logs: ``time_ms, ddir, bs, bin_0 … bin_N-1`` with N = 1856 (fio 3.x,
 What a log *is* (lat, clat, slat, bw, iops) is not in its content: it comes from fio's own file naming
 ``<prefix>_<type>[.<job>].log`` and is recorded in ``meta["log_type_from"]``.  The latency unit comes
 from a fio JSON in the same folder whose job options name this log's prefix (else any fio JSON there),
-and ``meta["latency_unit_source"]`` says which, or that ns was assumed.
+and ``meta["latency_unit_source"]`` says which; else ``ingest --fio-version``/``--log-units``, or a 6-column
+log (only fio ≥ 3 writes one).  Where nothing says, the log fails with what would decide it: fio 2.x
+writes µs and fio ≥ 3 ns, and the unit is never guessed.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,15 +117,41 @@ def _job_key(name: dict[str, Any], companion: Parsed | None) -> str:
     return f"{base}.{idx}" if idx is not None else base
 
 
-def _latency_scale(companion: Parsed | None, how: str) -> tuple[float, str, bool]:
-    """ns per logged latency unit, a description, and whether it was assumed."""
-    if companion is not None:
-        v = str(companion.meta.get("tool_version") or "")
-        if v.startswith("fio-2"):
-            return 1000.0, f"µs: fio 2.x per {how}", False
-        if v.startswith("fio-3") or v.startswith("fio-4"):
-            return 1.0, f"ns: {v} per {how}", False
-    return 1.0, f"ns assumed (fio ≥ 3.0 convention); {how}", True
+#: what decides a latency log's unit where nothing in the data does: ``us`` or ``ns`` (``ingest --log-units``),
+#: or the fio version that wrote the logs (``ingest --fio-version``); set in the environment so that every
+#: reading process (the ingest's workers, Dask's) sees the same
+LOG_UNITS_ENV, FIO_VERSION_ENV = "CEPHQOS_LOG_UNITS", "CEPHQOS_FIO_VERSION"
+
+
+def _unit_of_version(v: str) -> float | None:
+    """ns per logged latency unit for fio version text (``fio-2.18``, ``3.33``): fio 2.x logs µs, ≥ 3 ns."""
+    m = re.match(r"^(?:fio-)?(\d+)\.", v.strip())
+    if not m:
+        return None
+    return 1000.0 if int(m.group(1)) <= 2 else 1.0
+
+
+def _latency_scale(companion: Parsed | None, how: str, ncol: int = 4) -> tuple[float | None, str, bool]:
+    """ns per logged latency unit and the evidence: ``--log-units``; the fio version of the companion
+    output (its JSON beside the log) or of ``--fio-version``; a 6-column log (offset and priority: fio ≥ 3
+    only).  (None, why, True) when nothing says: fio 2.x logs µs and fio ≥ 3 ns, 1000× apart, so it is
+    never guessed."""
+    forced = os.environ.get(LOG_UNITS_ENV, "").strip().lower()
+    if forced in ("us", "µs", "usec"):
+        return 1000.0, "µs: --log-units us", False
+    if forced in ("ns", "nsec"):
+        return 1.0, "ns: --log-units ns", False
+    v = str(companion.meta.get("tool_version") or "") if companion is not None else ""
+    if v and _unit_of_version(v) is not None:
+        scale = _unit_of_version(v)
+        return scale, f"{'µs' if scale == 1000.0 else 'ns'}: {v} per {how}", False
+    given = os.environ.get(FIO_VERSION_ENV, "").strip()
+    if given and _unit_of_version(given) is not None:
+        scale = _unit_of_version(given)
+        return scale, f"{'µs' if scale == 1000.0 else 'ns'}: fio {given} per --fio-version", False
+    if ncol == 6:
+        return 1.0, "ns: a 6-column log (offset, priority), which only fio ≥ 3 writes", False
+    return None, (f"unknown: {how}; fio 2.x logs µs, fio ≥ 3 ns, and a {ncol}-column log is written by both"), True
 
 
 def _time_base(t_ms: np.ndarray, meta: dict[str, Any], inplace: bool = False) -> np.ndarray:
@@ -206,9 +235,13 @@ def _log_setup(path: Path, ncol: int, meta: dict[str, Any], n: int, bs_min: int 
         if ncol == 6:
             meta["columns"] = "time_ms, value, ddir, bs, offset, prio"
     if ltype in ("lat", "clat", "slat"):
-        scale, desc, assumed = _latency_scale(companion, how)
+        scale, desc, assumed = _latency_scale(companion, how, ncol)
         meta["latency_unit_source"] = desc
         meta["latency_unit_assumed"] = assumed
+        if scale is None:
+            raise IngestError(path, f"expected evidence of the latency unit ({desc}): give `ingest --log-units "
+                                    "us|ns`, or `--fio-version` of the fio that wrote it, or keep its fio JSON "
+                                    "beside it", line=1)
         unit, metric = "ns", ltype
     elif ltype == "bw":
         scale, unit, metric = 1024.0, "B/s", "bw"
@@ -228,6 +261,20 @@ def _moment_rows(job: str, d: str, metric: str, unit: str, mean: float, lo: floa
             (job, d, f"{metric}_samples", float(n), "count")]
 
 
+def _segments(t_ms: np.ndarray, name: dict[str, Any], job: str) -> tuple[np.ndarray, list[str]] | None:
+    """A ``per_job_logs=0`` log (fio ≥ 3.7: every job's samples in one ``<prefix>_<type>.log``, no job number,
+    each job's block after the other's, its time restarting): each row's segment and the segments' job
+    labels (``<job>#seg1`` …: fio does not record which job wrote which block).  None for a log of one job."""
+    if name["job_index"] is not None or len(t_ms) < 2:
+        return None
+    back = np.flatnonzero(np.diff(t_ms) < 0) + 1
+    if not len(back):
+        return None
+    seg = np.zeros(len(t_ms), dtype=np.int32)
+    seg[back] = 1
+    return np.cumsum(seg, dtype=np.int32), [f"{job}#seg{k + 1}" for k in range(len(back) + 1)]
+
+
 def _parse_log(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
                folder: RunFolder | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = read_fio_log(path, ncol, data=data)
@@ -236,25 +283,34 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
     n = len(cols.t)
     companion, job, metric, unit, scale = _log_setup(path, ncol, meta, n, cols.bs_min, cols.bs_max, cols.col5_max,
                                                      folder)
+    segs = _segments(cols.t, name, job)
     t_s = _time_base(cols.t, meta, inplace=True)
     codes = cols.ddir
     ddir, present = _ddir_labels(path, codes, cols.ddir_counts)
     value = cols.value
     if scale != 1.0:
         value *= scale
-    series = series_frame(source, job, ddir, metric, unit, t_s, value)
+    series = series_frame(source, job if segs is None else cat(*segs), ddir, metric, unit, t_s, value)
+    if segs is not None:
+        meta["per_job_logs"] = {"segments": len(segs[1]), "why": (
+            "time restarts where one job's block ends: fio per_job_logs=0 wrote several jobs into this one file, "
+            "kept apart as segments; which job wrote which segment fio does not record")}
+    parts = [(job, codes, present, value)] if segs is None else [
+        (label, codes[segs[0] == k], np.flatnonzero(np.bincount(codes[segs[0] == k], minlength=4)),
+         value[segs[0] == k]) for k, label in enumerate(segs[1])]
 
     rows = []
     checks: dict[str, Any] = {}
-    for code, v, owned in _by_ddir(codes, present, value):
-        d = str(DDIR_NAMES[code])
-        rows += _moment_rows(job, d, metric, unit, float(v.mean()), float(v.min()), float(v.max()),
-                             float(v.std(ddof=1)) if len(v) > 1 else np.nan, len(v))
-        if companion is not None:
-            checks[d] = _crosscheck(companion, meta, d, metric, v, name["job_index"])
-        if meta["per_io"] and metric in ("lat", "clat", "slat"):
-            pv = exact_percentiles(v, LOG_QS, owned=owned)
-            rows += [(job, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
+    for label, pcodes, ppresent, pvalue in parts:
+        for code, v, owned in _by_ddir(pcodes, ppresent, pvalue):
+            d = str(DDIR_NAMES[code])
+            rows += _moment_rows(label, d, metric, unit, float(v.mean()), float(v.min()), float(v.max()),
+                                 float(v.std(ddof=1)) if len(v) > 1 else np.nan, len(v))
+            if companion is not None and segs is None:
+                checks[d] = _crosscheck(companion, meta, d, metric, v, name["job_index"])
+            if meta["per_io"] and metric in ("lat", "clat", "slat"):
+                pv = exact_percentiles(v, LOG_QS, owned=owned or segs is not None)
+                rows += [(label, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
     if checks:
         meta["crosscheck"] = checks
     return summary_frame(source, rows), series
