@@ -504,8 +504,26 @@ def _cbt_pilot(a: argparse.Namespace) -> int:
     return 0 if out["go"] else 1
 
 
+def _unit_args(p: argparse.ArgumentParser) -> None:
+    """What decides fio logs' latency unit where the data does not (no fio output beside them)."""
+    p.add_argument("--log-units", choices=("us", "ns"), help="the unit of fio latency logs that have no fio "
+                   "output beside them naming the version (fio 2.x writes us, fio >= 3 ns); without it such "
+                   "logs fail, saying so")
+    p.add_argument("--fio-version", help="the fio version that wrote such logs (e.g. 2.18 or fio-3.33)")
+
+
+def _set_units(a: argparse.Namespace) -> None:
+    """``--log-units``/``--fio-version`` into the environment every reading process inherits."""
+    from .ingest.fio_log import FIO_VERSION_ENV, LOG_UNITS_ENV
+    if getattr(a, "log_units", None):
+        os.environ[LOG_UNITS_ENV] = a.log_units
+    if getattr(a, "fio_version", None):
+        os.environ[FIO_VERSION_ENV] = a.fio_version
+
+
 def _ingest_args(p: argparse.ArgumentParser) -> None:
     """``ingest``'s arguments."""
+    _unit_args(p)
     p.add_argument("dir")
     p.add_argument("--out", default="data/processed", help="output folder (default data/processed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -560,6 +578,7 @@ def _deps_args(p: argparse.ArgumentParser) -> None:
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
     """``compare``'s arguments."""
+    _unit_args(p)
     p.add_argument("old", help="folder of outputs, archive, one output file, or ingested tables")
     p.add_argument("new", nargs="?", help="the same for B (or give --by to split OLD in two)")
     p.add_argument("--by", help="split OLD by this run key (e.g. arm, op_queue, io_scheduler, profile, osd_qos = "
@@ -582,6 +601,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _history_args(p: argparse.ArgumentParser) -> None:
     """``history``'s arguments."""
+    _unit_args(p)
     p.add_argument("paths", nargs="+", metavar="DIR", help="a folder of runs (archives, outputs, ingested "
                    "tables); several folders: each is one point, in time order of their runs")
     p.add_argument("--metric", action="append", help="a metric (repeatable; default: compare's)")
@@ -663,20 +683,63 @@ _SUBCOMMANDS = {
 
 def _parser() -> argparse.ArgumentParser:
     """``python -m analysis``'s parser: one subparser per :data:`_SUBCOMMANDS` entry, its handler as ``fn``."""
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__, epilog=EXIT_CODES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, (help_line, add_arguments, handler) in _SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_line)
+        p = sub.add_parser(name, help=help_line, description=help_line, epilog=EXIT_CODES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         add_arguments(p)
         p.set_defaults(fn=handler)
     return ap
+
+
+#: the exit codes of every command (``--help`` and docs/your-data.md show this table)
+EXIT_CODES = """exit codes (every command):
+  0   done; nothing found that fails (compare, history: no regression)
+  1   the documented finding: some files failed (ingest), a regression (compare, history), no-go (pilots)
+  2   bad input or nothing to do: a path that cannot be read, nothing readable, no workload in common
+  3   cannot write the output (ingest: --out read-only or full)
+  4   a worker process died (ingest)
+  70  internal error (a bug here, not your data): one line, the traceback in the log file it names
+  130 interrupted (Ctrl-C); 141 the output's reader closed the pipe (`| head`)"""
+INTERNAL_ERROR = 70
+
+
+def _crash(cmd: str, e: BaseException) -> int:
+    """An unexpected exception: one line on stderr and the traceback in a log file; :data:`INTERNAL_ERROR`
+    (never 1, which is a finding)."""
+    import tempfile
+    import time
+    import traceback
+    log = Path(tempfile.gettempdir()) / f"cephqos-{cmd}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        log.write_text("".join(traceback.format_exception(e)))
+        where = f"traceback in {log}"
+    except OSError:
+        where = "traceback below"
+        traceback.print_exception(e)
+    msg = str(e).splitlines()[0][:300] if str(e) else ""
+    print(f"internal error in {cmd}: {type(e).__name__}{': ' + msg if msg else ''} ({where}; exit "
+          f"{INTERNAL_ERROR})", file=sys.stderr)
+    return INTERNAL_ERROR
 
 
 def main(argv: list[str] | None = None) -> int:
     from .speedups import skip_iri_grammar
     skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
     args = _parser().parse_args(argv)
-    return args.fn(args)
+    try:
+        _set_units(args)
+        return args.fn(args)
+    except KeyboardInterrupt:
+        print(f"{args.cmd}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of the output went away (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as e:  # noqa: BLE001 - a bug must not look like a finding (exit 1) or bad input (2)
+        return _crash(args.cmd, e)
 
 
 if __name__ == "__main__":

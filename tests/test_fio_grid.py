@@ -166,7 +166,7 @@ def test_the_command_line_prints_cells_and_the_across_workload_summary(fmt):
         assert set(t["level"]) == {"cell", "across workloads"} and (t["level"] == "cell").sum() == 294
     else:
         assert "one run a side: no test" in r.stdout and "across 21 workloads, not repeats" in r.stdout
-        assert "old and new differ in target: loop-disk vs loop-shm" in r.stdout
+        assert "also differ (not cell keys): target loop-disk vs loop-shm" in r.stdout
 
 
 def test_grid_figures_draw_each_cell_from_the_table(grid_table):

@@ -58,9 +58,14 @@ DEFAULT_METRICS = ("iops", "bw", "lat_mean", "clat_mean", "clat_p50", "clat_p99"
 #: run keys that say which workload a run ran (both sides must match on those the data has): our run.json's,
 #: CBT's YAML, and what fio recorded in its own JSON (``analysis.ingest.fio_workload``; ``bs_B`` in bytes,
 #: not the text ``bs``: ``4k`` and ``4096`` are one block size)
-WORKLOAD_KEYS = ("scenario", "target", "rw", "rwmixread", "bs_B", "bs_read_B", "bs_write_B", "benchmark", "mode",
-                 "readmode", "op_size", "iodepth", "numjobs", "ioengine", "direct", "concurrent_ops",
-                 "concurrent_procs", "pool_profile", "vol_size", "osd_ra")
+WORKLOAD_KEYS = ("scenario", "target", "rw", "rwmixread", "bs_B", "bs_read_B", "bs_write_B", "benchmark", "workload",
+                 "mode", "readmode", "op_size", "total_iodepth", "iodepth", "numjobs", "ioengine", "direct",
+                 "concurrent_ops", "concurrent_procs", "pool_profile", "vol_size", "osd_ra", "size_B", "runtime_s",
+                 "time_based", "ramp_time_s", "fio_options")
+#: workload keys that change what ran but not what kind of workload it was (how much, how long, fio's other
+#: options): cell keys where the two sides' values overlap; where they do not (every A run 4 GiB, every B run
+#: 16 GiB) they are what A and B *also differ* in, said in the header (:func:`contrast`), else no cell matches
+SECONDARY_KEYS = ("size_B", "runtime_s", "time_based", "ramp_time_s", "fio_options")
 #: keys that say where or with what a workload ran, not what it was: when the two sides' values do not
 #: overlap (two devices' bench_fio folders, libaio against io_uring) they are what A and B differ in, reported
 #: (:func:`contrast`), not cell keys — else no cell could match
@@ -85,9 +90,10 @@ def _values(s: pd.DataFrame, k: str) -> set[str]:
 
 
 def contrast(old: pd.DataFrame, new: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
-    """The :data:`CONTRAST_KEYS` whose values on the two sides do not overlap: key → (old's, new's values)."""
+    """The :data:`CONTRAST_KEYS` and :data:`SECONDARY_KEYS` whose values on the two sides do not overlap:
+    key → (old's, new's values)."""
     out = {}
-    for k in CONTRAST_KEYS:
+    for k in (*CONTRAST_KEYS, *SECONDARY_KEYS):
         a, b = _values(old, k), _values(new, k)
         if a and b and not a & b:
             out[k] = (sorted(a), sorted(b))
@@ -110,13 +116,16 @@ def run_values(summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str
     if metrics is not None:
         s = s[s["metric"].astype(str).isin(list(metrics))]
     if "job" in s:
-        s = s[s["job"].astype(str) != "All clients"]
+        s = s[~s["job"].astype(str).str.fullmatch(r"All clients(@\d+)?")]
     run = s["run"].astype("string") if "run" in s else pd.Series(pd.NA, index=s.index, dtype="string")
     run = run.fillna(s["source"].astype("string"))
     kind = s["kind"].astype("string")
     # fio's logs restate its JSON summary (window means): read them only for runs without the JSON
-    with_json = run[(kind == "fio-json").fillna(False)].unique()
-    keep = ~(kind.isin(FIO_LOGS).fillna(False) & run.isin(with_json))
+    # (a log fio did not number by job, in a file of several reporting groups, belongs to the invocation)
+    invocation = run.str.replace(r"#group[^/]*$", "", regex=True)
+    is_json = (kind == "fio-json").fillna(False)
+    keep = ~(kind.isin(FIO_LOGS).fillna(False) & (run.isin(run[is_json].unique())
+                                                  | invocation.isin(invocation[is_json].unique())))
     s, run = s[keep.to_numpy()], run[keep.to_numpy()]
     cols = {k: (s[k].astype("string").fillna("") if k in s else pd.Series("", index=s.index, dtype="string"))
             for k in [*keys, *CELL]}
@@ -125,6 +134,26 @@ def run_values(summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str
     out = pd.DataFrame({"sum": g.sum(), "mean": g.mean()}).reset_index()
     out["value"] = np.where(out["unit"].isin(HIGHER_BETTER), out["sum"], out["mean"])
     return out.drop(columns=["sum", "mean"])
+
+
+def _workloads(v: pd.DataFrame, keys: Sequence[str], most: int = 3) -> str:
+    """The workloads of one side's :func:`run_values` in words (``rw=write bs_B=4096``), the commonest first."""
+    shown = [k for k in keys if k in v and (v[k] != "").any()]
+    if not shown:
+        kinds = v["kind"].value_counts()
+        return ", ".join(kinds.index[:most]) + (f" (+{len(kinds) - most} more)" if len(kinds) > most else "")
+    combos = v.drop_duplicates([*shown, "run"])[shown].value_counts(sort=True)
+    words = [" ".join(_kv(k, x) for k, x in zip(shown, c) if x) or "(no workload keys)" for c in combos.index[:most]]
+    return ", ".join(words) + (f" (+{len(combos) - most} more)" if len(combos) > most else "")
+
+
+def no_common(va: pd.DataFrame, vb: pd.DataFrame, keys: Sequence[str]) -> str:
+    """One line for two sides (:func:`run_values`) with no cell in common: what each has."""
+    varied = [k for k in keys if len(set(va.get(k, pd.Series(dtype=str))) | set(vb.get(k, pd.Series(dtype=str)))) > 1]
+    metrics = set(va["metric"]) & set(vb["metric"])
+    what = [k for k in ("rw", "mode", "benchmark") if k in keys and k not in varied] + varied or list(keys)
+    why = "no workload in common" if metrics else "no metric in common"
+    return f"A has {_workloads(va, what)}, B has {_workloads(vb, what)}: {why}"
 
 
 def median_ci(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -174,6 +203,10 @@ def compare(old: pd.DataFrame, new: pd.DataFrame, keys: Sequence[str] | None = N
         raise CompareError("no runs with the compared metrics on either side "
                            f"(metrics: {', '.join(metrics) if metrics else 'all'})")
     idx = [*keys, *CELL]
+    if not va.empty and not vb.empty:
+        common = va[idx].drop_duplicates().merge(vb[idx].drop_duplicates(), on=idx)
+        if common.empty:
+            raise CompareError(no_common(va, vb, keys))
     both = pd.concat([va.assign(side="old"), vb.assign(side="new")], ignore_index=True)
     values = {k: g.to_numpy(float) for k, g in both.groupby([*idx, "side"], sort=False)["value"]}
     cells = list(both[idx].drop_duplicates().sort_values(idx).itertuples(index=False, name=None))
@@ -566,8 +599,9 @@ def header(table: pd.DataFrame, differ: Mapping[str, tuple[list[str], list[str]]
     t = table.index.to_frame(index=False)
     const = [_kv(k, _recorded(t, k)[0]) for k in table.attrs.get("keys", []) if k in t and len(_recorded(t, k)) == 1]
     out = [f"every cell (that records it): {' '.join(const)}"] if const else []
-    for k, (a, b) in (differ or {}).items():
-        out.append(f"old and new differ in {k}: {', '.join(a)} vs {', '.join(b)} (not a cell key)")
+    also = [f"{k} {', '.join(a)} vs {', '.join(b)}" for k, (a, b) in (differ or {}).items()]
+    if also:
+        out.append(f"also differ (not cell keys): {'; '.join(also)}")
     return out
 
 
