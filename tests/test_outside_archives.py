@@ -248,8 +248,8 @@ def test_fio2_latency_logs_are_read_in_ns(ingested, archive, fname, exp):
     _check_log(se, exp, 1000, "ns")
 
 
-@pytest.mark.xfail(strict=False, reason="fio text output (terse v3 and normal) is not read yet (being built): "
-                                        "today `ingest` says 'unrecognised content: no reader claims it'")
+@pytest.mark.xfail(strict=False, reason="fio text output (terse v3 and normal) read (being built: the committed "
+                                        "package says 'unrecognised content: no reader claims it')")
 def test_fio_text_output_is_read(ingested):
     """fio-3.28 `--output-format=terse,normal` of 8 stonewalled groups: each job's iops, bw, clat mean and
     runtime as its terse line gives them (normal output rounds them: IOPS=83, BW=83.9MiB/s, avg=83211.78)."""
