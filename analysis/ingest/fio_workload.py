@@ -35,7 +35,7 @@ KEYS = ("rw", "rwmixread", "bs", "bs_B", "bs_read_B", "bs_write_B", "iodepth", "
 #: options that name, place, log or report a job, or mark its group, without changing the IO it does: not
 #: part of ``fio_options`` (fio HOWTO: job description, log and output options, reporting groups)
 NOT_WORKLOAD = frozenset("""
-name description filename directory filename_format unique_filename opendir pool rbdname clientname
+name description filename directory filename_format unique_filename opendir pool rbdname clientname clustername conf
 write_bw_log write_lat_log write_iops_log write_hist_log log_avg_msec log_hist_msec log_hist_coarseness
 log_max_value log_offset log_compression log_compression_cpus log_store_compressed log_unix_epoch
 log_alternate_epoch log_alternate_epoch_clock_id log_prio log_issue_time per_job_logs bwavgtime iopsavgtime
