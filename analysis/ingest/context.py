@@ -1,8 +1,11 @@
 """Run context: the keys a directory's ``run.json`` (``capture/``) or CBT ``benchmark_config.yaml`` (and
-the OSD's ``ceph_settings.out``) give every file below it, checked to be safe as folder names."""
+the OSD's ``ceph_settings.out``) give every file below it, checked to be safe as folder names; below a CBT
+YAML with a ``workloads:`` block, each test folder's keys (:class:`CbtWorkloads`) and each file's volume
+(:meth:`Contexts.for_file`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -11,6 +14,7 @@ from typing import Any
 
 from .base import IngestError
 from .discovery import CBT_SETTINGS, COMPRESSED_SUFFIXES
+from .fio_workload import size_bytes
 from .keys import scheduler_keys
 
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
@@ -21,6 +25,105 @@ def _text(path: Path) -> str:
     """A context file's text, decompressed when it is compressed (by content, as every reader here)."""
     from .compress import read_all
     return read_all(path).decode()
+
+
+#: bounds on reading a CBT YAML: nesting depth, and nodes counted with every alias expanded (a CBT
+#: benchmark_config.yaml has a few hundred; a 479-byte "billion laughs" file expands to 10^9)
+YAML_MAX_DEPTH = 64
+YAML_MAX_NODES = 100_000
+
+
+def _yaml_children(node: Any) -> list[Any]:
+    import yaml
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for kv in node.value for n in kv]
+    return []
+
+
+def _check_expansion(root: Any) -> None:
+    """``yaml.MarkedYAMLError`` when the node graph below ``root``, aliases expanded, exceeds
+    :data:`YAML_MAX_NODES` nodes or is recursive (an alias inside its own anchor): counted once per node
+    (memoised), so a bomb is refused in time linear in the file."""
+    import yaml
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _yaml_children(node))
+            if size[key] > YAML_MAX_NODES:
+                raise yaml.MarkedYAMLError(problem=f"more than {YAML_MAX_NODES} nodes with its aliases expanded "
+                                                   "(an alias bomb?): not a CBT YAML", problem_mark=node.start_mark)
+            continue
+        if key in size:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for c in _yaml_children(node):
+            if id(c) in on_path:
+                raise yaml.MarkedYAMLError(problem="an alias inside its own anchor (a recursive document): "
+                                                   "not a CBT YAML", problem_mark=c.start_mark)
+            if id(c) not in size:
+                stack.append((c, False))
+
+
+@functools.lru_cache(maxsize=None)
+def _bounded_loader() -> type:
+    """PyYAML's SafeLoader, refusing nesting deeper than :data:`YAML_MAX_DEPTH` as it composes."""
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        _depth = 0
+
+        def compose_node(self, parent, index):
+            self._depth += 1
+            try:
+                if self._depth > YAML_MAX_DEPTH:
+                    raise yaml.MarkedYAMLError(problem=f"nested deeper than {YAML_MAX_DEPTH} levels: not a CBT YAML",
+                                               problem_mark=self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+    return BoundedLoader
+
+
+def load_cbt_yaml(path: Path) -> tuple[Any, Any]:
+    """(document, its root node) of a CBT YAML, safe-loaded within :data:`YAML_MAX_DEPTH` and
+    :data:`YAML_MAX_NODES`; IngestError (file, line) for YAML that is malformed or beyond them."""
+    import yaml
+    try:
+        loader = _bounded_loader()(_text(path))
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, None
+            _check_expansion(node)
+            return loader.construct_document(node), node
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as e:
+        mark = getattr(e, "problem_mark", None)
+        raise IngestError(path, f"expected CBT benchmark_config.yaml: {e}",
+                          line=mark.line + 1 if mark else None) from None
+
+
+def _node_line(node: Any, *keys: str) -> int | None:
+    """1-based line of the deepest of ``keys`` (a path of mapping keys) found below ``node``."""
+    import yaml
+    line = None
+    for k in keys:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        hit = next(((kn, vn) for kn, vn in node.value if isinstance(kn, yaml.ScalarNode) and kn.value == k), None)
+        if hit is None:
+            break
+        line, node = hit[0].start_mark.line + 1, hit[1]
+    return line
 
 
 def _find_key(obj: Any, key: str) -> Any:
@@ -41,19 +144,25 @@ def _find_key(obj: Any, key: str) -> Any:
 
 def cbt_context(path: Path, root: Path) -> dict[str, Any]:
     """Run keys from a CBT ``benchmark_config.yaml`` (CBT dumps ``{cluster: <benchmark config>}``)."""
-    import yaml
-    try:
-        doc = yaml.safe_load(_text(path))
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise IngestError(path, f"expected CBT benchmark_config.yaml: {e}",
-                          line=mark.line + 1 if mark else None) from None
+    return cbt_config(path, root)[0]
+
+
+def cbt_config(path: Path, root: Path) -> tuple[dict[str, Any], "CbtWorkloads | None"]:
+    """:func:`cbt_context`'s keys and the YAML's ``workloads:`` block (:class:`CbtWorkloads`), if any.  With
+    one, the keys a test sets (``mode``, ``op_size``, ``iodepth``, ``numjobs``, ``total_iodepth``) are None at
+    the id folder: each test folder below sets its own (:meth:`CbtWorkloads.keys`); a file right in the id
+    folder is CBT 9d6480f's copy of its last test only (``LibrbdFio.run_workloads`` reassigns ``run_dir``
+    per test, ``run()`` then syncs ``{run_dir}/*``), which test cannot be known from names: fio's own
+    options give its workload."""
+    doc, node = load_cbt_yaml(path)
     if not isinstance(doc, dict):
         raise IngestError(path, "expected a YAML mapping (CBT benchmark_config.yaml)", line=1)
     bench: dict[str, Any] = {}
+    top = None
     for k in ("cluster", "benchmark"):  # CBT ≥ 2017 nests under 'cluster'; older under 'benchmark'
         if isinstance(doc.get(k), dict):
             bench.update(doc[k])
+            top = k
     if not bench:
         bench = doc
     ctx: dict[str, Any] = {k: bench[k] for k in CBT_PARAMS if k in bench and
@@ -68,7 +177,10 @@ def cbt_context(path: Path, root: Path) -> dict[str, Any]:
         ctx["profile"] = prof
     ctx.update(_cbt_place(path.parent, root))
     ctx["context_source"] = "cbt"
-    return check_keys(ctx, path)
+    spec = CbtWorkloads.of(path, bench, node, top)
+    if spec is not None:
+        ctx.update(dict.fromkeys(TEST_KEYS))
+    return check_keys(ctx, path), spec
 
 
 def _cbt_place(d: Path, root: Path) -> dict[str, str]:
@@ -106,6 +218,177 @@ def cbt_layout_context(d: Path, root: Path) -> dict[str, Any]:
             return {"benchmark": "getput", "osd_ra": int(ms[0].group(1)), "op_size": int(ms[1].group(1)),
                     "procs": int(ms[2].group(1)), "ctype": parts[-1]}
     return {}
+
+
+#: what one test of a ``workloads:`` block sets (the id folder leaves them to its tests)
+TEST_KEYS = ("workload", "client_host", "mode", "op_size", "numjobs", "total_iodepth", "iodepth")
+#: librbdfio's defaults where neither the workload nor the benchmark sets a value (ceph/cbt, the workloads
+#: module after 9d6480f: command/fio_command.py ``options.get("mode", "write")``, ``options.get("numjobs",
+#: "1")``, ``options.get("op_size", "4194304")``; workloads/workload.py ``unique_options.get(iodepth_key, 16)``,
+#: ``volumes_per_client`` 1)
+WORKLOAD_DEFAULTS = {"mode": "write", "numjobs": 1, "op_size": 4194304, "iodepth": 16, "volumes_per_client": 1}
+#: the folders ceph/cbt's workloads module writes per test below the workload's run folder (copied into the
+#: archive by rpdcp as ``<workload>.<host>``): command/fio_command.py ``_generate_output_directory_path``:
+#: ``numjobs-%03d/[total_iodepth-N/]iodepth-%06d`` (``%03d`` in its first version; 2026 versions put the
+#: benchmark type, ``rbdfio``, before ``numjobs-``)
+_WL_NUMJOBS, _WL_TOTAL, _WL_IODEPTH = (re.compile(r"numjobs-(\d+)"), re.compile(r"total_iodepth-(\d+)"),
+                                       re.compile(r"iodepth-(\d+)"))
+_WL_BENCHMARK_DIRS = ("rbdfio",)
+#: a volume's files in a test folder: fio's output ``output.<volume>`` (command/fio_command.py
+#: ``output.{target_number}``), CBT's extract ``json_output.<volume>`` and fio's logs
+#: ``output.<volume>_<kind>.<job>.log``, as written or compressed by name
+_WL_VOLUME_FILE = re.compile(r"(?:json_)?output\.(\d+)(?:_(?:clat_hist|lat_hist|slat|clat|lat|bw|iops)\.\d+\.log)?"
+                             r"(?:\.gz|\.xz|\.bz2)?")
+
+
+def cbt_volume_split(total: int, volumes: int) -> list[int]:
+    """Per-volume iodepth of a test with ``total_iodepth`` ``total`` over ``volumes`` volumes, as CBT splits it
+    (workloads/workload.py ``_calculate_iodepth_per_target_from_total_iodepth``; librbdfio.py 9d6480f
+    ``_calculate_iodepth_per_volume_from_total_iodepth``): fewer volumes when ``total`` < ``volumes``, the
+    quotient each, the remainder one each to the first volumes."""
+    n = min(volumes, total)
+    q, r = divmod(total, n)
+    return [q + (1 if i < r else 0) for i in range(n)]
+
+
+def _ints(v: Any) -> list[int] | None:
+    """A YAML option's values as integers (a scalar or a list of them), None if any is not one."""
+    vals = v if isinstance(v, list) else [v]
+    try:
+        out = [int(x) for x in vals]
+    except (TypeError, ValueError):
+        return None
+    return out if all(str(x).strip().lstrip("-").isdigit() for x in vals) else None
+
+
+class CbtWorkloads:
+    """The ``workloads:`` block of one CBT ``benchmark_config.yaml`` (librbdfio, ceph/cbt after 9d6480f, e.g.
+    the archives of 2025-10: ``results/<iteration>/id-<hash>/<workload>.<host>/numjobs-NNN/
+    total_iodepth-N/iodepth-NNNNNN/output.<volume>``).  A test is (workload, numjobs, total_iodepth) — or
+    (workload, numjobs, iodepth) without ``total_iodepth`` — and its volumes ran at once: the test folder
+    (``total_iodepth-N``, else ``iodepth-N``) is one run.  Each workload's options are its own over the
+    benchmark's (workloads/workloads.py ``add_global_options``), CBT's defaults (:data:`WORKLOAD_DEFAULTS`)
+    under both."""
+
+    def __init__(self, path: Path, options: dict[str, dict[str, Any]], node: Any, top: str | None) -> None:
+        self.path, self.options, self.node = path, options, node
+        self.prefix = (top,) if top else ()
+
+    @classmethod
+    def of(cls, path: Path, bench: dict[str, Any], node: Any, top: str | None) -> "CbtWorkloads | None":
+        wls = bench.get("workloads")
+        if not isinstance(wls, dict) or not wls:
+            return None
+        glob = {k: v for k, v in bench.items() if k not in ("workloads", "prefill")}
+        opts = {str(n): {**WORKLOAD_DEFAULTS, **glob, **(w if isinstance(w, dict) else {})} for n, w in wls.items()}
+        return cls(path, opts, node, top)
+
+    def line(self, *keys: str) -> int | None:
+        """The YAML line of ``workloads.<keys…>`` (the deepest key found)."""
+        return _node_line(self.node, *self.prefix, "workloads", *keys)
+
+    def _error(self, where: str, what: str, *keys: str) -> IngestError:
+        return IngestError(self.path, f"{where}: {what}", line=self.line(*keys))
+
+    def workload_of(self, folder: str) -> tuple[str, str] | None:
+        """(workload, host) of a ``<workload>.<host>`` folder (rpdcp appends the host), the longest workload
+        name that fits; None for another folder (``idle_monitoring.<host>``, …)."""
+        hits = [n for n in self.options if folder.startswith(n + ".") and len(folder) > len(n) + 1]
+        if not hits:
+            return None
+        name = max(hits, key=len)
+        return name, folder[len(name) + 1:]
+
+    def keys(self, parts: tuple[str, ...], where: str, id_run: str) -> "tuple[dict[str, Any], list[int] | None]":
+        """Run keys of the folder ``parts`` below the id folder (``where``: its path, for errors; ``id_run``:
+        the id folder's ``run``), and for a test's ``iodepth-N`` folder the iodepth of each volume by index
+        (else None); ``({}, None)`` outside a workload.  ``run`` is the test folder with the client host
+        dropped from ``<workload>.<host>`` (one test's clients ran at once: one run; ``client_host`` keeps the
+        host).  Each folder is checked against the YAML: IngestError (the YAML, its line) when its workload,
+        numjobs, total_iodepth or iodepth is not one the YAML asked for."""
+        wl = self.workload_of(parts[0]) if parts else None
+        if wl is None:
+            rest = [d for d in parts[1:3] if d not in _WL_BENCHMARK_DIRS]
+            if rest and _WL_NUMJOBS.fullmatch(rest[0]):
+                raise self._error(where, f"a test folder of a workload the YAML does not have "
+                                         f"(it has {', '.join(self.options)})")
+            return {}, None
+        name, host = wl
+        o = self.options[name]
+        ctx: dict[str, Any] = {k: o[k] for k in CBT_PARAMS if k in o and not isinstance(o[k], (dict, list))
+                               and k != "iteration"}
+        ctx.update(workload=name, client_host=host, numjobs=None, total_iodepth=None, iodepth=None,
+                   mode=o["mode"] if isinstance(o["mode"], str) else None,  # a list: which one cannot be known
+                   op_size=None if isinstance(o["op_size"], list) else size_bytes(o["op_size"]))
+        rest = list(parts[1:])
+        test = [name]
+        if rest and rest[0] in _WL_BENCHMARK_DIRS:
+            test.append(rest.pop(0))
+        total = "total_iodepth" in o
+        levels = ("numjobs", "total_iodepth", "iodepth") if total else ("numjobs", "iodepth")
+        split = None
+        for level, d in zip(levels, rest):
+            if level == "numjobs":
+                m = _WL_NUMJOBS.fullmatch(d)
+                if not m:
+                    return ctx, None  # another folder below the workload's: its keys, no test
+                ctx["numjobs"] = self._pick(int(m.group(1)), o, name, "numjobs", where)
+            elif level == "total_iodepth":
+                m = _WL_TOTAL.fullmatch(d)
+                if not m:
+                    raise self._error(where, f"expected a total_iodepth-N folder (workload {name} sets "
+                                             f"total_iodepth), got {d!r}", name, "total_iodepth")
+                ctx["total_iodepth"] = self._pick(int(m.group(1)), o, name, "total_iodepth", where)
+            else:
+                if _WL_TOTAL.fullmatch(d):
+                    raise self._error(where, f"a total_iodepth folder, but workload {name} sets no total_iodepth",
+                                      name)
+                m = _WL_IODEPTH.fullmatch(d)
+                if not m:
+                    raise self._error(where, f"expected an iodepth-N folder, got {d!r}", name)
+                split = self._split(int(m.group(1)), ctx["total_iodepth"], o, name, where)
+                ctx["iodepth"] = int(m.group(1))
+            if level != "iodepth" or not total:
+                test.append(d)
+        if len(rest) >= len(levels) - (1 if total else 0):
+            ctx["run"] = "/".join([id_run] * (id_run != ".") + test)
+        return ctx, split if len(rest) == len(levels) else None
+
+    def _pick(self, value: int, o: dict[str, Any], name: str, key: str, where: str) -> int:
+        """``value`` (a folder's) when it is one of the workload's ``key`` values, else IngestError."""
+        want = _ints(o[key])
+        if want is None or value not in want:
+            raise self._error(where, f"{key} {value}: workload {name} asks for {key} {o[key]}", name, key)
+        return value
+
+    def _split(self, depth: int, total: int | None, o: dict[str, Any], name: str, where: str) -> list[int]:
+        """The iodepth of each volume of a test whose folder says ``iodepth-<depth>``, checked."""
+        vols = _ints(o["volumes_per_client"])
+        if vols is None or len(vols) != 1 or vols[0] < 1:
+            raise self._error(where, f"volumes_per_client {o['volumes_per_client']!r}: expected one integer ≥ 1",
+                              name, "volumes_per_client")
+        if total is None:
+            self._pick(depth, o, name, "iodepth", where)
+            return [depth] * vols[0]
+        split = cbt_volume_split(total, vols[0])
+        if depth not in split:
+            raise self._error(where, f"iodepth {depth}: total_iodepth {total} over {vols[0]} volumes gives "
+                                     f"iodepths {sorted(set(split))}", name, "total_iodepth")
+        return split
+
+    def volume(self, p: Path, depth: int, split: list[int], where: str) -> int | None:
+        """The volume index of a test's file ``p`` from its name (``output.<volume>``, ``json_output.<volume>``,
+        ``output.<volume>_<log>.<job>.log``), None for another file; IngestError when CBT gave that volume
+        another iodepth than its folder's (``split``: each volume's)."""
+        m = _WL_VOLUME_FILE.fullmatch(p.name)
+        if not m:
+            return None
+        v = int(m.group(1))
+        if v >= len(split) or split[v] != depth:
+            got = f"iodepth {split[v]}" if v < len(split) else f"only volumes 0–{len(split) - 1}"
+            raise IngestError(self.path, f"{where}: volume {v} in an iodepth-{depth} folder, but the YAML gives it "
+                                         f"{got}", line=self.line())
+        return v
 
 
 #: run keys taken from ``run.json``'s ``osd_config.effective`` (what ``ceph config show osd.0`` said
@@ -219,12 +502,16 @@ def cbt_settings_context(path: Path) -> dict[str, Any]:
 
 
 class Contexts:
-    """Per-directory run context, inherited by sub-directories (nearest file wins per key)."""
+    """Per-directory run context, inherited by sub-directories (nearest file wins per key); per file, the
+    keys its name gives (:meth:`for_file`: a CBT test's ``volume``)."""
 
     def __init__(self, root: Path):
         self.root = root
         self.cache: dict[Path, dict[str, Any]] = {}
         self.errors: list[tuple[Path, IngestError]] = []
+        self.workloads: dict[Path, CbtWorkloads] = {}  # id folder → its YAML's workloads: block
+        self.tests: dict[Path, tuple[CbtWorkloads, int, list[int]]] = {}  # a test's iodepth-N folder
+        self.bad: set[Path] = set()  # folders that disagree with their YAML's workloads
 
     def get(self, d: Path) -> dict[str, Any]:
         if d in self.cache:
@@ -232,17 +519,25 @@ class Contexts:
         parent = {} if d == self.root or self.root not in d.parents else self.get(d.parent)
         ctx = dict(parent)
         found = False
-        for name, fn in (("benchmark_config.yaml", cbt_context), ("run.json", run_json_context)):
+        for name, fn in (("benchmark_config.yaml", cbt_config), ("run.json", run_json_context)):
             p = next((q for q in [d / name] + [d / (name + suf) for suf in COMPRESSED_SUFFIXES
                                                 if name != "run.json"] if q.is_file()), None)
             if p is not None:
                 found = True
                 try:
-                    ctx.update(fn(p, self.root))
+                    got = fn(p, self.root)
+                    if isinstance(got, tuple):
+                        got, spec = got
+                        if spec is not None:
+                            self.workloads[d] = spec
+                    ctx.update(got)
                 except IngestError as e:
                     self.errors.append((p, e))
-        if not found:  # a CBT archive without benchmark_config.yaml (getput's): keys from its folder names;
-            try:       # what a config file above gave wins
+        test = None if found else self._workload_keys(d, ctx)
+        if test is not None:
+            ctx.update(test)
+        elif not found:  # a CBT archive without benchmark_config.yaml (getput's): keys from its folder names;
+            try:         # what a config file above gave wins
                 layout = cbt_layout_context(d, self.root) or bench_fio_context(d, self.root)
                 ctx.update(layout if "repeat" in layout else {k: v for k, v in layout.items() if k not in ctx})
             except IngestError as e:
@@ -256,6 +551,41 @@ class Contexts:
                 break  # one OSD's view: every OSD runs the same op queue in a CBT cluster
         self.cache[d] = ctx
         return ctx
+
+    def _workload_keys(self, d: Path, ctx: dict[str, Any]) -> dict[str, Any] | None:
+        """The keys of ``d`` below a CBT id folder whose YAML has a ``workloads:`` block
+        (:meth:`CbtWorkloads.keys`), None when ``d`` is not below one or not in a workload's folder.  A
+        folder that disagrees with the YAML is an error, and its files a run of their own (the folder)."""
+        top = next((a for a in d.parents if a in self.workloads), None) if self.workloads else None
+        if top is None or self.root not in d.parents or any(a in self.bad for a in d.parents):
+            return None  # below a folder that disagreed with the YAML: that folder's keys
+        parts = d.relative_to(top).parts
+        where = d.relative_to(self.root).as_posix()
+        try:
+            keys, split = self.workloads[top].keys(parts, where, _cbt_place(top, self.root)["run"])
+        except IngestError as e:
+            self.errors.append((d, e))
+            self.bad.add(d)
+            return {**dict.fromkeys(TEST_KEYS), "run": where}
+        if split is not None:
+            self.tests[d] = (self.workloads[top], keys["iodepth"], split)
+        return keys or None
+
+    def for_file(self, p: Path) -> dict[str, Any]:
+        """The run keys of file ``p``: its folder's (:meth:`get`), plus ``volume`` for a volume's file in a
+        CBT test folder (:meth:`CbtWorkloads.volume`); a name that disagrees with the YAML is an error of
+        that file (its keys then lack ``volume``)."""
+        ctx = self.get(p.parent)
+        test = self.tests.get(p.parent)
+        if test is None:
+            return ctx
+        spec, depth, split = test
+        try:
+            v = spec.volume(p, depth, split, p.relative_to(self.root).as_posix())
+        except IngestError as e:
+            self.errors.append((p, e))
+            return ctx
+        return ctx if v is None else {**ctx, "volume": v}
 
 
 #: the run keys a fio JSON's workload (``fio_workload``) is checked against when run.json or CBT also gives

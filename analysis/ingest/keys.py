@@ -16,6 +16,7 @@ import pandas as pd
 #: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
 INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
             "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs",
+            "total_iodepth", "volume",  # a CBT workloads test's total iodepth and a volume's index (context.py)
             # fio's recorded workload (fio_workload): sizes in B, flags 0/1, % reads
             "bs_read_B", "bs_write_B", "rwmixread", "direct", "size_B", "time_based")
 FLOAT_KEYS = ("duration_s", "osd_restart_s", "runtime_s")
