@@ -381,3 +381,32 @@ def test_later_folder_forms_and_clients_by_cbts_grammar(tmp_path):
     assert ctx.errors == []
     ctx.get(idd / "seqread.hostA" / "numjobs-001")
     assert "a test folder of a workload the YAML does not have (it has rr, rw)" in str(ctx.errors[0][1])
+
+
+def test_the_capture_campaigns_workloads_read_as_cbt_would_lay_them_out(tmp_path):
+    """capture/cbt/cbt-workloads-2026.yaml through the harness's CBT YAML, dumped as CBT dumps its
+    benchmark_config.yaml ({cluster: <benchmark config>}), and the folders CBT would write for it."""
+    import yaml
+    from capture.cbt import campaign as cc
+    doc = cc.load(ROOT / "capture" / "cbt" / "cbt-workloads-2026.yaml")
+    cfg = cc.cbt_config(doc, conf_file="/c", mon_addr="127.0.0.1:6789", tmp_dir="/t", iterations=2,
+                        image=("cbt-librbdfio", "cbt-librbdfio-img"))
+    bench = cfg["benchmarks"]["librbdfio"]
+    idd = tmp_path / "results" / "00000001" / "id-00aa11bb"
+    idd.mkdir(parents=True)
+    (idd / "benchmark_config.yaml").write_text(yaml.safe_dump({"cluster": {**bench, "benchmark": "librbdfio",
+                                                                           "iteration": 1}}))
+    ctx = Contexts(tmp_path)
+    # CBT's split of total_iodepth over 2 volumes: 1 → one volume at 1; 4 → 2 + 2; 16 → 8 + 8
+    for wl, mode in (("randread4k", "randread"), ("randwrite4k", "randwrite")):
+        for total, depths in ((1, [1]), (4, [2, 2]), (16, [8, 8])):
+            for v, qd in enumerate(depths):
+                f = idd / f"{wl}.localhost" / "numjobs-001" / f"total_iodepth-{total}" / f"iodepth-{qd:06d}" / \
+                    f"output.{v}"
+                k = ctx.for_file(f)
+                assert (k["workload"], k["mode"], k["op_size"], k["numjobs"], k["total_iodepth"], k["iodepth"],
+                        k["volume"], k["repeat"]) == (wl, mode, 4096, 1, total, qd, v, 1)
+                assert k["run"] == f"results/00000001/id-00aa11bb/{wl}/numjobs-001/total_iodepth-{total}"
+    assert ctx.errors == []
+    ctx.for_file(idd / "randread4k.localhost/numjobs-001/total_iodepth-1/iodepth-000001/output.1")
+    assert "volume 1 in an iodepth-1 folder, but the YAML gives it only volumes 0–0" in str(ctx.errors[-1][1])
