@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 
 HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
-_READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "getput", "fio_log")
+_READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "getput", "fio_log",
+            "fio_text", "fio_jobfile")  # fio's text and job files last: every other reader keeps what it claims
 KINDS = ("blktrace", "blkparse", "btt", "ceph-pg-timeline", "sysutil", "fio-json", "rados-bench", "getput",
-         "fio-hist-log", "fio-log")
+         "fio-hist-log", "fio-log", "fio-text", "fio-terse", "fio-jobfile")
 
 
 def _modules():
