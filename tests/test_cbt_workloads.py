@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -410,3 +411,47 @@ def test_the_capture_campaigns_workloads_read_as_cbt_would_lay_them_out(tmp_path
     assert ctx.errors == []
     ctx.for_file(idd / "randread4k.localhost/numjobs-001/total_iodepth-1/iodepth-000001/output.1")
     assert "volume 1 in an iodepth-1 folder, but the YAML gives it only volumes 0–0" in str(ctx.errors[-1][1])
+
+
+def test_compares_run_values_are_cbts_per_test_totals(tmp_path):
+    """What ``compare`` tests (one value per run and cell) on a workloads archive is CBT's own per-test
+    total: IOPS and bandwidth summed over the volumes, the clat mean weighted by each volume's total_ios;
+    one run per test even where the volumes' own iodepth differs (127 = 64 + 63)."""
+    from analysis.stats import abtest as ab
+    top = assemble(tmp_path / "archive", more=True)
+    r = ingest(top, progress=False)
+    s = r.summary
+    keys = ab.workload_keys(s)
+    assert "total_iodepth" in keys and "workload" in keys
+    v = ab.run_values(s, keys, metrics=("iops", "bw", "clat_mean"))
+    v = v[v["kind"] == "fio-json"]
+    assert v.groupby(["run", "ddir", "metric"]).size().max() == 1  # one value per run: never split by volume
+    per = v.set_index(["run", "ddir", "metric"])["value"]
+    cbt = combine_volumes(s).set_index(["run", "ddir"])
+    for (run, ddir), row in cbt.iterrows():
+        if not row["total_ios"]:
+            continue
+        assert per[(run, ddir, "iops")] == pytest.approx(row["iops"], rel=1e-12)
+        assert per[(run, ddir, "bw")] == pytest.approx(row["bw"], rel=1e-12)
+        assert per[(run, ddir, "clat_mean")] == pytest.approx(row["clat_mean"], rel=1e-12)
+    assert f"{ID}/rrt/numjobs-001/total_iodepth-127" in set(v["run"])
+
+
+def test_compare_by_total_iodepth_on_the_command_line(tmp_path):
+    """``compare --by total_iodepth`` splits one archive by its tests' total depth: the rrt workload's 128
+    against its 127 (the json module's totals on each side)."""
+    top = assemble(tmp_path / "archive", more=True)
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.run([sys.executable, "-m", "analysis", "compare", str(top), "--by", "total_iodepth",
+                        "--old-value", "127", "--new-value", "128", "--metric", "iops", "--format", "json"],
+                       capture_output=True, text=True, cwd=root)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    rows = [x for x in doc["rows"] if x["workload"] == "rrt" and x["kind"] == "fio-json" and x["ddir"] == "read"]
+    assert len(rows) == 1 and rows[0]["n_old"] == rows[0]["n_new"] == 1
+    want = {}
+    for d in ("127", "128"):
+        outs = sorted((top / ID / "rrt.localhost" / "numjobs-001" / f"total_iodepth-{d}").rglob("output.[0-9]"))
+        want[d] = sum(_fio_totals(q)[0] for q in outs)
+    assert rows[0]["median_old"] == pytest.approx(want["127"], rel=1e-12)
+    assert rows[0]["median_new"] == pytest.approx(want["128"], rel=1e-12)

@@ -303,7 +303,7 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
         sinks.append(_PartSink(out, batch, len(sinks), keys, split))
         return sinks[-1]
 
-    work = [(rootp / r, contexts.get((rootp / r).parent)) for r in rels]
+    work = [(rootp / r, contexts.for_file(rootp / r)) for r in rels]
     outcomes = list(ingest_files(work, rootp, manifest, sink_for=sink_for, lenient=lenient))
     errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None, series_keys=False)  # series as stored: run keys once per file, in files

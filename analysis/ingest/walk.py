@@ -491,7 +491,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(paths), desc="ingest", unit="file")
-    work = [(p, contexts.get(p.parent)) for p in paths]
+    work = [(p, contexts.for_file(p)) for p in paths]
     errors = [(p.relative_to(root).as_posix(), e) for p, e in contexts.errors]
     jobs = max(1, min(jobs, len(paths) // 16))
     try:

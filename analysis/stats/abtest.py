@@ -7,7 +7,12 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
   outputs).  A run is the ``run`` key: the run.json folder, the CBT ``id-…`` folder, else the fio invocation
   (its JSON, and the logs whose companion it is: the ingest keys them so), else the file.
   Within a run, throughputs (units ``1/s``, ``B/s``) of its jobs and files are summed (a CBT run has one
-  output per client volume); latencies and durations (``ns``, ``s``) are averaged over them, unweighted.
+  output per client volume); mean latencies (``*_mean`` in ns) are combined weighted by each part's
+  ``total_ios`` (Σ mean·n / Σ n: fio's ``group_reporting`` and CBT's formatter combine them so, and
+  :mod:`analysis.stats.cbt_totals` is CBT's rule); other latencies (percentiles) and durations are averaged
+  over the parts, unweighted (a percentile of several parts cannot be recovered from theirs).  A CBT
+  ``workloads:`` test (rows with ``total_iodepth``) is one run whatever its volumes' own iodepth, device,
+  number and client (:data:`PER_VOLUME_KEYS`).
   fio's ``All clients`` job (``fio --client``) is dropped: it repeats its clients' sum; so are fio's logs
   (``fio-log``, ``fio-hist-log``) of a run that has its fio JSON, whose summary they restate.
 * **A cell** is what must match on both sides: ``kind``, ``ddir``, ``metric``, ``unit`` and the workload
@@ -71,6 +76,9 @@ SECONDARY_KEYS = ("size_B", "runtime_s", "time_based", "ramp_time_s", "fio_optio
 #: (:func:`contrast`), not cell keys — else no cell could match
 CONTRAST_KEYS = ("target", "ioengine", "fio_version")
 CELL = ("kind", "ddir", "metric", "unit")
+#: keys of one volume of a CBT test (rows with ``total_iodepth``): the volume's share of the depth, its
+#: device, its number and client — the test's volumes run at once and are one run, totalled as CBT does
+PER_VOLUME_KEYS = ("iodepth", "target", "volume", "client_host")
 #: ``by="auto"``: the keys tried, in order, for the one that holds both compared values — our captures'
 #: ``arm``, then :func:`osd_qos` (CBT archives and any run that records its OSD settings), then CBT's ``archive``
 AUTO_KEYS = ("arm", "osd_qos", "archive")
@@ -129,11 +137,40 @@ def run_values(summary: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str
     s, run = s[keep.to_numpy()], run[keep.to_numpy()]
     cols = {k: (s[k].astype("string").fillna("") if k in s else pd.Series("", index=s.index, dtype="string"))
             for k in [*keys, *CELL]}
-    g = pd.DataFrame({**cols, "run": run, "value": s["value"].astype(float)}).groupby(
-        [*keys, *CELL, "run"], sort=True, observed=True)["value"]
-    out = pd.DataFrame({"sum": g.sum(), "mean": g.mean()}).reset_index()
+    if "total_iodepth" in s:  # a CBT test: its volumes' own depth and device are parts of one run, not cells
+        test = s["total_iodepth"].notna().to_numpy()
+        for k in PER_VOLUME_KEYS:
+            if k in cols:
+                cols[k] = cols[k].mask(test, "")
+    value = s["value"].astype(float)
+    weight = _io_weights(summary, s) if metrics is None or any(str(m).endswith("_mean") for m in metrics) else None
+    frame = pd.DataFrame({**cols, "run": run, "value": value})
+    if weight is not None:  # a mean latency of several parts: weighted by their IOs, as fio and CBT combine
+        frame["w"], frame["wv"] = weight, weight * value
+    g = frame.groupby([*keys, *CELL, "run"], sort=True, observed=True)
+    out = pd.DataFrame({"sum": g["value"].sum(), "mean": g["value"].mean()})
+    if weight is not None:
+        ws = g["w"].sum(min_count=1)
+        known = g["w"].count() == g["value"].count()
+        out["mean"] = out["mean"].where(~(known & (ws > 0)), g["wv"].sum() / ws)
+    out = out.reset_index()
     out["value"] = np.where(out["unit"].isin(HIGHER_BETTER), out["sum"], out["mean"])
     return out.drop(columns=["sum", "mean"])
+
+
+def _io_weights(summary: pd.DataFrame, s: pd.DataFrame) -> np.ndarray:
+    """Per row of ``s`` (a subset of ``summary``): the ``total_ios`` of its source, job and direction where
+    the row is a mean latency (``*_mean`` in ns), else NaN — the weights of Σ(mean·n)/Σn."""
+    part = ["source", "job", "ddir"]
+    if any(k not in summary for k in part):
+        return np.full(len(s), np.nan)
+    ios = summary[summary["metric"].astype(str) == "total_ios"]
+    keys = lambda t: pd.MultiIndex.from_frame(t[part].astype("string").fillna(""))  # noqa: E731
+    lookup = pd.Series(ios["value"].to_numpy(float), index=keys(ios))
+    lookup = lookup[~lookup.index.duplicated()]
+    w = lookup.reindex(keys(s)).to_numpy(float)
+    is_mean = (s["metric"].astype(str).str.endswith("_mean") & (s["unit"].astype(str) == "ns")).to_numpy()
+    return np.where(is_mean, w, np.nan)
 
 
 def _workloads(v: pd.DataFrame, keys: Sequence[str], most: int = 3) -> str:
