@@ -173,3 +173,27 @@ def test_a_per_job_logs_0_file_is_read_as_segments(tmp_path, monkeypatch):
                 want[(f"pj#seg{k + 1}", ddir, "clat_samples")] = float(len(v))
                 want[(f"pj#seg{k + 1}", ddir, "clat_mean")] = float(v.mean())
     assert got == pytest.approx(want)
+
+
+def test_a_terse_output_takes_its_workload_from_the_job_file_beside_it(tmp_path):
+    """The corpus's fio 2.1.2 terse v3 output and the job file that produced it: terse records no options,
+    the job file does (iodepth 4/8/16 by section, randrw 80 % reads, 8 KiB); each new_group section is a
+    run of four clones (numjobs=$ncpus*2, which the job file cannot resolve: no numjobs key), summed.
+    Expected read IOPS are field 8 of the terse lines, read by hand: 651+687+679+687 = 2704 (group 0),
+    1110+1005+1096+1134 = 4345, 1575+1711+1648+1635 = 6569."""
+    src = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "fio_text"
+    if not src.is_dir():
+        pytest.skip("../shared is absent")
+    for f in ("jtulak_fio-2.1.2_terse-v3.out", "jtulak_fio-2.1.2_terse-v3.jobfile.fio"):
+        (tmp_path / f).write_bytes((src / f).read_bytes())
+    r = ingest(tmp_path, progress=False, jobs=1)
+    assert r.failed == [] and sorted(r.files["kind"]) == ["fio-jobfile", "fio-terse"]
+    s = r.summary[(r.summary["metric"].astype(str) == "iops") & (r.summary["ddir"].astype(str) == "read")]
+    runs = s.groupby(s["run"].astype(str)).agg(iops=("value", "sum"), iodepth=("iodepth", "first"),
+                                               rw=("rw", "first"), bs=("bs_B", "first"), mix=("rwmixread", "first"))
+    assert runs.to_dict("index") == {
+        "jtulak_fio-2.1.2_terse-v3.out#group0": {"iops": 2704.0, "iodepth": 4, "rw": "randrw", "bs": 8192, "mix": 80},
+        "jtulak_fio-2.1.2_terse-v3.out#group1": {"iops": 4345.0, "iodepth": 8, "rw": "randrw", "bs": 8192, "mix": 80},
+        "jtulak_fio-2.1.2_terse-v3.out#group2": {"iops": 6569.0, "iodepth": 16, "rw": "randrw", "bs": 8192, "mix": 80}}
+    assert set(s["fio_jobfile"].astype(str)) == {"jtulak_fio-2.1.2_terse-v3.jobfile.fio"}
+    assert "numjobs" not in s or s["numjobs"].isna().all()

@@ -29,6 +29,7 @@ class RunFolder:
         self._docs: dict[str, tuple[int, Parsed]] = {}  # path → (length of the content parsed, parse)
         self._listed: list[Parsed] | None = None
         self._unlisted = False
+        self._jobfiles: list[Parsed] | None = None
 
     def holds(self, path: str | Path) -> bool:
         """Whether ``path`` is a file of this folder."""
@@ -75,6 +76,40 @@ class RunFolder:
             except IngestError:
                 continue
         return parsed
+
+
+    def jobfiles(self) -> list[Parsed]:
+        """The fio job files of the folder (:mod:`.fio_jobfile`, by content; ≤ 1 MiB), parsed once; ``[]``
+        when the folder cannot be listed."""
+        if self._jobfiles is None:
+            from . import fio_jobfile
+            self._jobfiles = []
+            try:
+                entries = sorted((e.name, e.stat().st_size) for e in os.scandir(self.folder) if e.is_file())
+            except OSError:
+                return self._jobfiles
+            for name, size in entries:
+                path = self.folder / name
+                if size > JOBFILE_BYTES or context_kind(path, name) is not None:
+                    continue
+                try:
+                    head, _ = read_head(str(path))
+                    if fio_jobfile.sniff(head):
+                        self._jobfiles.append(fio_jobfile.parse(path, read_all(path)))
+                except IngestError:
+                    continue
+        return self._jobfiles
+
+    def jobfile_for(self, jobs: list[str]) -> Parsed | None:
+        """The one job file of the folder whose jobs include every one of ``jobs`` (an output's job names;
+        ``name#k`` clones of ``numjobs`` match ``name``), else None (none, or more than one: not guessed)."""
+        want = {j.split("#")[0] for j in jobs if j}
+        hits = [jf for jf in self.jobfiles() if want and want <= {j.split("#")[0] for j in jf.meta.get("jobs", [])}]
+        return hits[0] if len(hits) == 1 else None
+
+
+#: job files larger than this are not opened to be matched with an output (fio job files are a few KiB)
+JOBFILE_BYTES = 1 << 20
 
 
 def folder_for(path: str | Path, folder: RunFolder | None) -> RunFolder:

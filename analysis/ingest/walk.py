@@ -305,6 +305,10 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
                    partial=parsed.partial, status="partial" if parsed.partial else "ok",
                    meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
         wl = parsed.meta.get("workload") or {}
+        if parsed.kind in TEXT_KINDS and folder is not None:  # text records no options: its job file does
+            wl = _jobfile_workload(parsed, wl, folder, root)
+            if wl.get("from") == "jobfile":
+                row["meta_json"] = json.dumps(parsed.meta, default=str, ensure_ascii=False)
         added, conflicts = workload_context(ctx, wl.get("keys") or {})
         if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
             inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
@@ -336,6 +340,32 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
     finally:
         if sink is not None:
             sink.close(ok=row["status"] != "failed")
+
+
+#: fio's text outputs (normal, terse): they record no job options
+TEXT_KINDS = ("fio-text", "fio-terse")
+
+
+def _jobfile_workload(parsed: Any, wl: dict[str, Any], folder: RunFolder, root: Path) -> dict[str, Any]:
+    """The workload of a fio text output from the one job file beside it whose jobs are the output's
+    (:meth:`RunFolder.jobfile_for`): each job's keys from its section (``name#k`` clones from ``name``), its
+    reporting group from the output; the job file named in ``meta["jobfile"]`` and the key ``fio_jobfile``.
+    ``wl`` unchanged when there is no such file (nothing is assumed)."""
+    from .fio_workload import for_job
+    jobs = [j for j in parsed.meta.get("jobs", []) if j]
+    jf = folder.jobfile_for(jobs)
+    if jf is None:
+        return wl
+    jwl = jf.meta.get("workload") or {}
+    groups = (wl.get("by_job") or {})
+    version = parsed.meta.get("tool_version")
+    by_job = {j: {**for_job(jwl, j.split("#")[0]), **({"fio_version": version} if version else {}),
+                  **{k: v for k, v in groups.get(j, {}).items() if k == "fio_group"}} for j in jobs}
+    rel = Path(jf.path).relative_to(root).as_posix() if Path(jf.path).is_relative_to(root) else jf.path
+    parsed.meta["jobfile"] = rel
+    out = {"keys": {"fio_jobfile": rel}, "by_job": by_job, "defaults": jwl.get("defaults", []), "from": "jobfile"}
+    parsed.meta["workload"] = out
+    return out
 
 
 def _group_run(run: str, group: Any) -> str:
