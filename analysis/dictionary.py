@@ -89,7 +89,7 @@ class Metric:
 
 Q = r"p\d+(?:\.\d+)?"  # a percentile name: p50, p99.9
 LAT = r"(?:slat|clat|lat)"
-FIO = ("fio-json",)
+FIO = ("fio-json", "fio-text", "fio-terse")
 LOG = ("fio-log",)
 HIST = ("fio-hist-log",)
 RB = ("rados-bench",)

@@ -197,3 +197,15 @@ def test_a_terse_output_takes_its_workload_from_the_job_file_beside_it(tmp_path)
         "jtulak_fio-2.1.2_terse-v3.out#group2": {"iops": 6569.0, "iodepth": 16, "rw": "randrw", "bs": 8192, "mix": 80}}
     assert set(s["fio_jobfile"].astype(str)) == {"jtulak_fio-2.1.2_terse-v3.jobfile.fio"}
     assert "numjobs" not in s or s["numjobs"].isna().all()
+
+
+def test_unified_rw_reporting_is_read_as_fio_wrote_it():
+    """fio 3.33 with unified_rw_reporting=1 (``--rw=randrw``) reports one ``mixed`` direction and no
+    read/write: it was read as a job with no rows at all."""
+    from analysis.ingest import read
+    f = FIXTURES / "fio_groups" / "unified-rw-reporting.json"
+    job = json.loads(f.read_text())["jobs"][0]
+    assert "read" not in job and job["job options"]["unified_rw_reporting"] == "1"
+    s = read(f).summary
+    got = s[s["metric"].astype(str).isin(["iops", "bw"])].set_index(["ddir", "metric"])["value"].to_dict()
+    assert got == {("mixed", "iops"): job["mixed"]["iops"], ("mixed", "bw"): job["mixed"]["bw_bytes"]}

@@ -35,7 +35,7 @@ from .fio_workload import workload
 
 KIND = "fio-json"
 RUN_FOLDER = True  # parse() takes the ingest's RunFolder (``folder=``): one parse for the JSON and its logs
-_DDIRS = ("read", "write", "trim")
+_DDIRS = ("read", "write", "trim", "mixed")  # mixed: unified_rw_reporting=1 (fio ≥ 2.1)
 _LAT_KINDS = ("slat", "clat", "lat")
 _START = re.compile(rb'\{\s*"fio version"')
 _START_TEXT = re.compile(r'\{\s*"fio version"')

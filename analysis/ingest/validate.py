@@ -63,6 +63,8 @@ MAGNITUDE: dict[str | None, float] = {None: 1e15, "B": 1e18}
 #: kind → (group keys, metrics each group with any row must have, why)
 REQUIRED: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "fio-json": (("job", "ddir"), ("iops", "bw"), "fio prints iops and bw for every job direction"),
+    "fio-text": (("job", "ddir"), ("iops", "bw"), "fio prints IOPS and BW for every job direction"),
+    "fio-terse": (("job", "ddir"), ("iops", "bw"), "fio's terse line has iops and bw for every direction"),
     "rados-bench": ((), ("bw", "iops"), "rados bench's summary states bandwidth and IOPS"),
 }
 

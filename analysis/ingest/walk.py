@@ -311,7 +311,7 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
                 row["meta_json"] = json.dumps(parsed.meta, default=str, ensure_ascii=False)
         added, conflicts = workload_context(ctx, wl.get("keys") or {})
         if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
-            inv = str(p) if parsed.kind == "fio-json" else wl.get("companion_path")
+            inv = str(p) if parsed.kind in ("fio-json", *TEXT_KINDS) else wl.get("companion_path")
             if inv and Path(inv).is_relative_to(root):
                 added["run"] = Path(inv).relative_to(root).as_posix()
         run = added.get("run", ctx.get("run"))
