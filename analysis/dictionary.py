@@ -101,7 +101,7 @@ BLK = ("blktrace", "blkparse")
 METRICS: tuple[Metric, ...] = (
     # fio --output-format=json/json+ (fio 2.1–3.3x)
     Metric(FIO, "iops", "1/s", "IOPS of the job and direction (fio's own)"),
-    Metric(FIO, "bw", "B/s", "bandwidth (bw_bytes; fio 2.x bw KiB/s × 1024)"),
+    Metric(FIO, "bw", "B/s", "bandwidth (JSON: bw_bytes, fio 2.x bw KiB/s × 1024; text: as printed, to its precision)"),
     Metric(FIO, "io_bytes", "B", "bytes transferred"),
     Metric(FIO, "total_ios", "count", "IOs completed"),
     Metric(FIO, "runtime", "s", "the job's runtime in that direction"),
