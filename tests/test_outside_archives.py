@@ -5,12 +5,10 @@ read back with `analysis.store.read_table`; the values they must hold were worke
 without the package (tests/outside/derive_expected.py -> expected.json).
 
 The per-job values (iops, bw in B/s, clat mean in ns, runtime, workload keys, reporting-group sums; log rows
-and values of bw/iops logs, the rows of latency logs) are plain tests. The checks that need behaviour being
-built now are separate and marked xfail(strict=False), so that they can be switched on later:
-  - one run per fio reporting group (the `run` key distinct per groupid);
-  - several jobs written into one fio log (time restarting per job) kept apart, not failed;
-  - fio 2.x lat/clat/slat logs read in ns (= the log's usec x 1000);
-  - fio text output (terse v3 + normal) read.
+and values of bw/iops logs, the rows of latency logs) are checked, and so are: one run per fio reporting
+group (the `run` key distinct per groupid); several jobs written into one fio log (time restarting per job)
+kept apart, not failed; fio 2.x lat/clat/slat logs read in ns (= the log's usec x 1000, the version from the
+JSON beside them); fio text output (terse v3 + normal) read.
 A check of CBT tests keyed by `total_iodepth` is absent, not skipped: no CBT archive with a licence that allows
 redistribution was found (see SOURCES.md, "Wanted and not found").
 """
@@ -204,8 +202,6 @@ def test_fio_latency_logs_have_every_row(ingested, archive, fname, exp):
 
 # --- behaviour being built now: switched on later ---------------------------------------------------------------
 
-@pytest.mark.xfail(strict=False, reason="one run per fio reporting group: the `run` key distinct per groupid "
-                                        "(being built)")
 @pytest.mark.parametrize("archive, fname", [("ceph-aprg-rados-stonewall", "fio_result.json"),
                                             (TEXT_ARCHIVE, "result_2414XY1719JF.txt")])
 def test_one_run_per_reporting_group(ingested, archive, fname):
@@ -223,9 +219,6 @@ def test_one_run_per_reporting_group(ingested, archive, fname):
     assert len({next(iter(r)) for r in run_of.values()}) == len(exp["groupids"]) == len(run_of)
 
 
-@pytest.mark.xfail(strict=False, reason="several jobs written into one fio log (time restarting per job, as with "
-                                        "per_job_logs=0) kept apart as one series each (being built; the committed "
-                                        "reader fails the file: 'time goes back from 60.935 s to 0 s')")
 @pytest.mark.parametrize("fname", TWO_JOBS_LOGS)
 def test_two_jobs_in_one_fio21_log_are_kept_apart(ingested, fname):
     """The fio 2.1 randwrite logs hold two jobs' blocks (time restarts at 0 on line 68): each block is its own
@@ -240,7 +233,6 @@ def test_two_jobs_in_one_fio21_log_are_kept_apart(ingested, fname):
         assert t == sorted(t), "a block's time goes back: the two jobs were mixed"
 
 
-@pytest.mark.xfail(strict=False, reason="fio 2.x lat/clat/slat logs in ns = the log's usec x 1000 (being built)")
 @pytest.mark.parametrize("archive, fname, exp", list(_log_cases({"lat", "clat", "slat"})))
 def test_fio2_latency_logs_are_read_in_ns(ingested, archive, fname, exp):
     assert exp["value_unit"] == "usec"
@@ -248,8 +240,6 @@ def test_fio2_latency_logs_are_read_in_ns(ingested, archive, fname, exp):
     _check_log(se, exp, 1000, "ns")
 
 
-@pytest.mark.xfail(strict=False, reason="fio text output (terse v3 and normal) read (being built: the committed "
-                                        "package says 'unrecognised content: no reader claims it')")
 def test_fio_text_output_is_read(ingested):
     """fio-3.28 `--output-format=terse,normal` of 8 stonewalled groups: each job's iops, bw, clat mean and
     runtime as its terse line gives them (normal output rounds them: IOPS=83, BW=83.9MiB/s, avg=83211.78)."""
