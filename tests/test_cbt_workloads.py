@@ -455,3 +455,27 @@ def test_compare_by_total_iodepth_on_the_command_line(tmp_path):
         want[d] = sum(_fio_totals(q)[0] for q in outs)
     assert rows[0]["median_old"] == pytest.approx(want["127"], rel=1e-12)
     assert rows[0]["median_new"] == pytest.approx(want["128"], rel=1e-12)
+
+
+def test_the_latency_against_iops_curve_has_a_point_per_test_and_side(tmp_path):
+    """CBT's curve from compare's table: one point per workload, direction, total_iodepth and side, at the
+    test's summed IOPS and its total_ios-weighted clat mean (ms), the json module's on the archive."""
+    from analysis.figures import cbt_curve
+    from analysis.stats import abtest as ab
+    top = assemble(tmp_path / "archive", more=True)
+    s = ab.sides(str(top), str(top))
+    table = ab.compare(s.old, s.new, keys=ab.workload_keys(s.old, s.new))
+    assert cbt_curve.is_curve(table)
+    f = cbt_curve.curve_frame(table)
+    got = {(r.workload, r.total_iodepth, r.side): (r.iops, r.latency_ms) for r in f.itertuples()}
+    assert len(got) == 2 * 5  # rr 128, rw 128, rr1 64, rrt 127 and 128; old and new
+    outs = sorted((top / ID / "rrt.localhost" / "numjobs-001" / "total_iodepth-127").rglob("output.[0-9]"))
+    docs = []
+    for q in outs:
+        text = q.read_text()
+        docs.append(json.JSONDecoder().raw_decode(text[text.index("{"):])[0]["jobs"][0]["read"])
+    iops = sum(d["iops"] for d in docs)
+    lat = sum(d["clat_ns"]["mean"] * d["total_ios"] for d in docs) / sum(d["total_ios"] for d in docs) / 1e6
+    assert got[("rrt", 127.0, "old")] == pytest.approx((iops, lat), rel=1e-12)
+    fig = cbt_curve.latency_vs_iops(table, ("A", "B"))
+    assert len([a for a in fig.axes if a.get_visible()]) == 4 and fig.get_label() == cbt_curve.CURVE
