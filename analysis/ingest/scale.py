@@ -51,7 +51,7 @@ from .. import store as tset
 from ..store import NO_CAMPAIGN, read_dataset, stringish  # noqa: F401 (read_dataset: re-exported)
 from .base import IngestError, category_names
 from .context import Contexts
-from .discovery import NOT_INGESTED, iter_files
+from .discovery import NOT_INGESTED, iter_files, table_path
 from .manifest import load_manifest
 from ..store import OPTIONAL as OPTIONAL_TABLES
 from .executors import Processes, dask_tasks
@@ -305,7 +305,7 @@ def _run_batch(rootp: Path, rels: list[str], out: Path, batch: int,
 
     work = [(rootp / r, contexts.for_file(rootp / r)) for r in rels]
     outcomes = list(ingest_files(work, rootp, manifest, sink_for=sink_for, lenient=lenient))
-    errors = [(p.relative_to(rootp).as_posix(), e) for p, e in contexts.errors]
+    errors = [(table_path(p.relative_to(rootp).as_posix()), e) for p, e in contexts.errors]
     res = assemble(outcomes, errors, None, series_keys=False)  # series as stored: run keys once per file, in files
     rows = {"summary": _write_parts(res.summary, out / "summary", batch, split),
             "series": _write_parts(res.series, out / "series", batch, split) + sum(k.rows for k in sinks)}
@@ -351,7 +351,8 @@ def _collect(results: list[dict[str, Any]], rels: list[str],
     missing: list[str] = []
     if manifest is not None:
         present = set(rels)
-        missing = sorted(r for r in set(manifest) - present if NOT_INGESTED.isdisjoint(r.split("/")[:-1]))
+        missing = sorted(table_path(r) for r in set(manifest) - present  # as the tables name files
+                         if NOT_INGESTED.isdisjoint(r.split("/")[:-1]))
         for rel in missing:
             failed.append((rel, f"{rel}: listed in MANIFEST.sha256 but missing"))
     gone = pd.DataFrame({"path": missing, "status": "failed",
@@ -376,7 +377,15 @@ def _plan(root: str | Path, batch_bytes: int, batch_files: int, spread: bool = F
     rels = [p.relative_to(root).as_posix() for p in paths]
     if spread:
         batch_files = min(batch_files, max(16, -(-len(paths) // 8)))
-    return root, paths, rels, plan_batches([p.stat().st_size for p in paths], batch_bytes, batch_files), manifest
+    return root, paths, rels, plan_batches([_size(p) for p in paths], batch_bytes, batch_files), manifest
+
+
+def _size(p: Path) -> int:
+    """``p``'s size for the batch plan; 0 for what cannot be stat'ed (the walk's refusal names why)."""
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
 
 
 def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool = False,

@@ -55,7 +55,8 @@ from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, col
 from .context import Contexts, workload_context
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
-from .discovery import MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat
+from .discovery import (MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat, shown,
+                        table_path)
 from .manifest import load_manifest, sha256_file
 from .runfolder import RunFolder
 from .keys import KEY_COLUMNS, typed_keys
@@ -216,11 +217,12 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     ``lenient``: the module docstring's strict rules relaxed.  ``folder``: the :class:`RunFolder` of
     ``p``'s directory while the caller reads that folder (:func:`ingest_files`), so that a fio JSON and
     the logs beside it share one parse of it."""
-    rel = p.relative_to(root).as_posix()
+    fs_rel = p.relative_to(root).as_posix()  # the file system's name (os.fsdecode); the tables' is table_path's
+    rel = table_path(fs_rel)
     keys = {k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}
     why, st = refusal_stat(p, root)
     if why:
-        row0 = {"path": rel, "status": "failed", "error": f"{rel}: {why}", "kind": None, **keys}
+        row0 = {"path": rel, "status": "failed", "error": f"{rel}: {shown(why)}", "kind": None, **keys}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
     raw = _read_once(p, st.st_size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
     plain = raw if raw is not None and compression(raw[:8]) is None else None
@@ -230,7 +232,7 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
                            "error_line": None, "partial": False, "meta_json": None}
     row.update(keys)
     out = FileOutcome(row)
-    refuse = _manifest_check(row, p.name, manifest)
+    refuse = _manifest_check(row, p.name, manifest, fs_rel)
     if refuse and not lenient:
         row.update(status="failed", error=refuse)
         out.failed.append((rel, refuse))
@@ -250,13 +252,15 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     return out
 
 
-def _manifest_check(row: dict[str, Any], name: str, manifest: dict[str, str] | None) -> str | None:
-    """Sets ``row["manifest"]`` (absent / missing / ok / MISMATCH); why the file must not be read, or None."""
+def _manifest_check(row: dict[str, Any], name: str, manifest: dict[str, str] | None,
+                    fs_rel: str | None = None) -> str | None:
+    """Sets ``row["manifest"]`` (absent / missing / ok / MISMATCH); why the file must not be read, or None.
+    ``fs_rel``: the file's path below the root as the manifest names it (os.fsdecode; default its row's)."""
     rel = row["path"]
     if manifest is None:
         row["manifest"] = "absent"  # no MANIFEST.sha256 in the tree: nothing to check against
     elif name != MANIFEST:
-        want = manifest.get(rel)
+        want = manifest.get(rel if fs_rel is None else fs_rel)
         row["manifest"] = "missing" if want is None else ("ok" if want == row["sha256"] else "MISMATCH")
     if row.get("manifest") == "MISMATCH":  # not read at all: none of its rows may reach the tables
         return f"{rel}: sha256 differs from {MANIFEST} (raw data must not change; --lenient reads it)"
@@ -267,6 +271,7 @@ def _manifest_check(row: dict[str, Any], name: str, manifest: dict[str, str] | N
 
 
 def _fail(out: FileOutcome, msg: str, line: int | None = None, **more: Any) -> None:
+    msg = shown(msg)  # a reader's message names the file's full path: its name may hold any bytes
     out.row.update(status="failed", error=msg, error_line=line, **more)
     out.failed.append((out.row["path"], msg))
 
@@ -313,7 +318,7 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
         if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
             inv = str(p) if parsed.kind in ("fio-json", *TEXT_KINDS) else wl.get("companion_path")
             if inv and Path(inv).is_relative_to(root):
-                added["run"] = Path(inv).relative_to(root).as_posix()
+                added["run"] = table_path(Path(inv).relative_to(root).as_posix())
         run = added.get("run", ctx.get("run"))
         if added.get("fio_group") is not None:  # a log of one job of a file whose groups ran one after another
             added["run"] = _group_run(run or rel, added["fio_group"])
@@ -361,7 +366,7 @@ def _jobfile_workload(parsed: Any, wl: dict[str, Any], folder: RunFolder, root: 
     version = parsed.meta.get("tool_version")
     by_job = {j: {**for_job(jwl, j.split("#")[0]), **({"fio_version": version} if version else {}),
                   **{k: v for k, v in groups.get(j, {}).items() if k == "fio_group"}} for j in jobs}
-    rel = Path(jf.path).relative_to(root).as_posix() if Path(jf.path).is_relative_to(root) else jf.path
+    rel = table_path(Path(jf.path).relative_to(root).as_posix() if Path(jf.path).is_relative_to(root) else jf.path)
     parsed.meta["jobfile"] = rel
     out = {"keys": {"fio_jobfile": rel}, "by_job": by_job, "defaults": jwl.get("defaults", []), "from": "jobfile"}
     parsed.meta["workload"] = out
@@ -383,7 +388,32 @@ def ingest_files(work: "Iterable[tuple[Path, dict[str, Any]]]", root: Path, mani
     for p, ctx in work:
         if folder is None or not folder.holds(p):
             folder = RunFolder(p.parent)
-        yield ingest_file(p, root, ctx, manifest, sink_for=sink_for, lenient=lenient, folder=folder)
+        yield _text_safe(ingest_file(p, root, _safe_keys(ctx), manifest, sink_for=sink_for, lenient=lenient,
+                                     folder=folder))
+
+
+def _safe_keys(ctx: dict[str, Any]) -> dict[str, Any]:
+    """``ctx`` with each text value that a folder's name gave with bytes that are not UTF-8, or with control
+    characters (CBT's ``archive``, bench_fio's ``target``), as :func:`~.discovery.shown` writes it: a table
+    holds UTF-8 text only."""
+    if not any(isinstance(v, str) and shown(v) != v for v in ctx.values()):
+        return ctx
+    return {k: shown(v) if isinstance(v, str) else v for k, v in ctx.items()}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_safe(out: FileOutcome) -> FileOutcome:
+    """``out`` with no lone surrogate (a name's non-UTF-8 byte, as ``os.fsdecode`` gives it) left in its row: in
+    ``meta_json`` (a reader's meta holding a path) each is written ``\\xNN`` inside its JSON string."""
+    meta = out.row.get("meta_json")
+    if isinstance(meta, str) and _SURROGATE.search(meta):
+        out.row["meta_json"] = _SURROGATE.sub(lambda m: shown(m.group()).replace("\\", "\\\\"), meta)
+    for k, v in out.row.items():
+        if k != "meta_json" and isinstance(v, str) and _SURROGATE.search(v):
+            out.row[k] = shown(v)
+    return out
 
 
 @dataclass
@@ -436,13 +466,15 @@ def _merge(chunks: list[_Chunk], context_errors: list[tuple[str, IngestError]],
     file_rows = [r for c in chunks for r in c.rows]
     failed = [f for c in chunks for f in c.failed]
     for rel, e in context_errors:
-        failed.append((rel, str(e)))
+        failed.append((rel, shown(str(e))))
         for row in file_rows:
             if row["path"] == rel:
-                row.update(status="failed", error=str(e), error_line=e.line)
+                row.update(status="failed", error=shown(str(e)), error_line=e.line)
     if manifest is not None:
         seen = {r["path"] for r in file_rows}
-        for rel in sorted(r for r in set(manifest) - seen if NOT_INGESTED.isdisjoint(r.split("/")[:-1])):
+        for rel in sorted(table_path(r) for r in manifest if NOT_INGESTED.isdisjoint(r.split("/")[:-1])):
+            if rel in seen:
+                continue
             msg = f"{rel}: listed in {MANIFEST} but missing"
             failed.append((rel, msg))
             file_rows.append({"path": rel, "status": "failed", "error": msg})
@@ -522,7 +554,7 @@ def ingest(root: str | Path, progress: bool | None = None, jobs: int = 1, lenien
         from tqdm import tqdm
         bar = tqdm(total=len(paths), desc="ingest", unit="file")
     work = [(p, contexts.for_file(p)) for p in paths]
-    errors = [(p.relative_to(root).as_posix(), e) for p, e in contexts.errors]
+    errors = [(table_path(p.relative_to(root).as_posix()), e) for p, e in contexts.errors]
     jobs = max(1, min(jobs, len(paths) // 16))
     try:
         if jobs == 1:
