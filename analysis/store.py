@@ -13,6 +13,20 @@ what differs, a folder whose tables disagree with its ``tables.json`` (an ingest
 renames leaves new ``files`` beside old ``summary``: no ``tables.json`` then) and a folder of tables
 without one (written by an interrupted ingest, or by a version before this record).  Counts come from the
 Parquet footers, not the data: a check costs milliseconds.
+
+Content: ``tables.json`` also holds the SHA-256 of each table as written (``sha256``: name → hex; a
+partitioned table's digest is over its parts' paths and hashes), and :func:`verify` and :func:`read_table`
+hash the tables they are about to trust and refuse one whose bytes differ (one flipped bit in
+``summary.parquet`` changed values and metric names silently: Parquet pages carry no checksum by default).
+A file is hashed once per process: the digest is kept keyed by the file's (path, device, inode, size,
+mtime_ns, ctime_ns), so a notebook that reads a table ten times hashes it once, and a file changed in
+place (which moves its ctime, whatever its mtime is set back to) is hashed again.
+
+Inputs: ``tables.json``'s ``inputs`` lists each file the ingest read with the (size, mtime_ns, ctime_ns,
+inode) it had before it was read and the SHA-256 of what was read (zlib-compressed JSON in base64: the
+shipped tree's 19,272 files are 2.9 MB as JSON, which every :func:`verify` would parse; 0.5 MB so);
+:func:`stale` (``python -m analysis stale DATA --processed PROC``, the data step of the Makefile) compares
+a tree against it by content (see there).
 """
 
 from __future__ import annotations
@@ -48,6 +62,10 @@ SERIES_STORED_KEYS = ("campaign",)
 class TableSetError(Exception):
     """A folder of processed tables that is not one complete ingest's set; the message names the folder, the
     table and what differs, and how to rebuild it."""
+
+
+class TableContentError(TableSetError):
+    """A table whose bytes are not those the ingest wrote (its SHA-256 differs from ``tables.json``'s)."""
 
 
 #: the sources that decide what an ingest writes: the readers and walk, and this store
@@ -97,20 +115,85 @@ def measure(out: str | Path, name: str) -> dict[str, Any]:
     return {"layout": kind, "rows": sum(pq.read_metadata(p).num_rows for p in _parts(out, name))}
 
 
+#: SHA-256 of files hashed in this process, keyed by (path, device, inode, size, mtime_ns, ctime_ns): a table
+#: read again is not hashed again; one written or changed since (a new ctime) is
+_HASHED: dict[tuple, str] = {}
+
+
+def file_sha256(p: str | Path) -> str:
+    """SHA-256 (hex) of file ``p``, hashed at most once per process for one (path, inode, size, mtime,
+    ctime): ``cp -p``, ``touch -r`` or an in-place write cannot keep the ctime, so a changed file is hashed
+    again."""
+    p = Path(p)
+    st = os.stat(p)
+    key = (os.path.abspath(p), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    got = _HASHED.get(key)
+    if got is None:
+        with open(p, "rb") as f:
+            got = hashlib.file_digest(f, "sha256").hexdigest()
+        _HASHED[key] = got
+    return got
+
+
+def table_sha256(out: str | Path, name: str) -> str:
+    """The SHA-256 of table ``name`` in ``out``: of its file, or for the partitioned layout of its parts'
+    relative paths and SHA-256s, in order.  FileNotFoundError when absent."""
+    out = Path(out)
+    kind = layout(out, name)
+    if kind is None:
+        raise FileNotFoundError(out / f"{name}.parquet")
+    if kind == "file":
+        return file_sha256(out / f"{name}.parquet")
+    h = hashlib.sha256()
+    for part in _parts(out, name):
+        h.update(f"{part.relative_to(out).as_posix()}\0{file_sha256(part)}\n".encode())
+    return h.hexdigest()
+
+
+def _table_file(out: Path, name: str) -> str:
+    return f"{name}.parquet" if layout(out, name) == "file" else f"{name}/"
+
+
+def check_content(out: str | Path, rec: dict[str, Any], names: "list[str] | tuple[str, ...] | None" = None) -> None:
+    """TableContentError unless each table of ``names`` (default: every table ``rec`` lists) has the SHA-256
+    that ``rec`` (``out``'s ``tables.json``) recorded when it was written; TableSetError when ``rec``
+    records none (a set written before tables were verified by content)."""
+    out = Path(out)
+    want = rec.get("sha256")
+    if not isinstance(want, dict):
+        raise TableSetError(f"{out}: {RECORD} records no SHA-256 of its tables (written by an ingest before "
+                            f"they were verified by content): re-run make data (`make data PROC={out}` or "
+                            f"`python -m analysis ingest DATA --out {out}`)")
+    for name in rec.get("tables", {}) if names is None else names:
+        if name not in rec.get("tables", {}):
+            continue
+        got = table_sha256(out, name)
+        if want.get(name) != got:
+            raise TableContentError(
+                f"{out / _table_file(out, name)}: content changed since the ingest wrote it (sha256 {got[:12]}…, "
+                f"{RECORD} says {str(want.get(name))[:12]}…): re-run make data (`make data PROC={out}` or "
+                f"`python -m analysis ingest DATA --out {out}`)")
+
+
 def begin(out: str | Path) -> None:
     """Before an ingest replaces any table in ``out``: withdraw the record, so a set left half-replaced is
     never taken for a complete one."""
     (Path(out) / RECORD).unlink(missing_ok=True)
 
 
-def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path | None = None) -> dict[str, Any]:
+def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path | None = None,
+           inputs: dict[str, Any] | None = None) -> dict[str, Any]:
     """After every table of the set is in place: write ``out/tables.json`` (temp file, then rename) from what
-    the tables on disk hold, and return it."""
+    the tables on disk hold (rows, bytes, SHA-256), and return it.  ``inputs`` (:func:`inputs_record`): the
+    files the ingest read, recorded as ``inputs`` (the per-file list packed: :func:`_pack`)."""
     out = Path(out)
+    tables = {n: measure(out, n) for n in names}
     rec = {"written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "code": _code_digest(), "manifest_sha256": _manifest_digest(root),
            "source": None if root is None else str(Path(root).resolve()),
-           "tables": {n: measure(out, n) for n in names}}
+           "tables": tables, "sha256": {n: table_sha256(out, n) for n in names},
+           "inputs": None if inputs is None else {**{k: v for k, v in inputs.items() if k != "files"},
+                                                   "files": len(inputs["files"]), "packed": _pack(inputs["files"])}}
     tmp = out / f".{RECORD}.tmp-{os.getpid()}"
     try:
         tmp.write_text(json.dumps(rec, indent=1) + "\n")
@@ -120,7 +203,8 @@ def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path
     return rec
 
 
-def install(out: str | Path, staged: dict[str, Path], root: str | Path | None = None) -> dict[str, Path]:
+def install(out: str | Path, staged: dict[str, Path], root: str | Path | None = None,
+            inputs: dict[str, Any] | None = None) -> dict[str, Path]:
     """Switch in one ingest's set of single-file tables (``staged``: name → finished temp file in ``out``'s
     file system): record withdrawn (:func:`begin`), each renamed to ``<name>.parquet`` (a partitioned copy
     of it removed), a table the set lacks removed, record written (:func:`commit`).  Returns the paths."""
@@ -138,13 +222,14 @@ def install(out: str | Path, staged: dict[str, Path], root: str | Path | None = 
             (out / f"{name}.parquet").unlink(missing_ok=True)
             if (out / name).is_dir():
                 shutil.rmtree(out / name)
-    commit(out, list(staged), root)
+    commit(out, list(staged), root, inputs)
     return final
 
 
-def verify(out: str | Path) -> dict[str, Any]:
+def verify(out: str | Path, content: "list[str] | tuple[str, ...] | None" = None) -> dict[str, Any]:
     """``out``'s record when every table it lists is there with its recorded layout, rows (and bytes) and no
-    other table of an ingest lies beside them; else TableSetError saying what differs."""
+    other table of an ingest lies beside them, and the tables of ``content`` (default: all it lists; ``()``:
+    none) have the SHA-256 it recorded (:func:`check_content`); else TableSetError saying what differs."""
     out = Path(out)
     rebuild = f"rebuild it: `make data PROC={out}` or `python -m analysis ingest DATA --out {out}`"
     rp = out / RECORD
@@ -160,18 +245,164 @@ def verify(out: str | Path) -> dict[str, Any]:
     except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as e:
         raise TableSetError(f"{rp}: expected the JSON record of an ingest ({e}); {rebuild}") from None
     for name, want in listed.items():
+        if layout(out, name) is None:
+            raise TableSetError(f"{out}: {RECORD} lists table {name!r} but it is missing; {rebuild}")
+        hashed = content is None or name in content
         try:
             got = measure(out, name)
-        except FileNotFoundError:
-            raise TableSetError(f"{out}: {RECORD} lists table {name!r} but it is missing; {rebuild}") from None
+        except Exception:  # noqa: BLE001 - a footer that does not parse: say what changed, if it did
+            if hashed:
+                check_content(out, rec, (name,))
+            raise
         for k in ("layout", "rows", "bytes"):
             if k in want and got.get(k) != want[k]:
                 raise TableSetError(f"{out}: table {name!r} has {k} {got.get(k)}, {RECORD} says {want[k]} "
                                     f"(replaced after the ingest that wrote the set); {rebuild}")
+        if hashed:  # the same rows and bytes are not the same content (one flipped bit)
+            check_content(out, rec, (name,))
     extra = [n for n in (*REQUIRED, *OPTIONAL) if n not in listed and layout(out, n)]
     if extra:
         raise TableSetError(f"{out}: {', '.join(extra)} beside a set that does not list it; {rebuild}")
     return rec
+
+
+# --- inputs: what an ingest read, and whether a tree still holds it (by content) ------------------------
+
+#: a file whose recorded ctime is this close to the moment its ingest began listing the tree (or later) may
+#: have changed again within one tick of the file system's clock (coarse: a few ms) after it was stat'ed:
+#: :func:`stale` re-hashes it every time (as git treats a "racily clean" index entry)
+RACY_NS = 1_000_000_000
+#: a tree's own checksum manifest (``analysis.ingest.discovery.MANIFEST``): an input like the others
+MANIFEST_NAME = "MANIFEST.sha256"
+
+
+def _pack(files: list) -> str:
+    """The per-file list of :func:`inputs_record` as text for ``tables.json``: JSON, zlib, base64."""
+    import base64
+    import zlib
+    return base64.b64encode(zlib.compress(json.dumps(files, separators=(",", ":")).encode(), 6)).decode()
+
+
+def _unpack(text: str) -> list:
+    import base64
+    import zlib
+    return json.loads(zlib.decompress(base64.b64decode(text)))
+
+
+def stat_signature(p: str | Path) -> list[int] | None:
+    """``[size, mtime_ns, ctime_ns, inode]`` of ``p`` (a symlink's target), None when it cannot be stat'ed."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def manifest_digest(entries: dict[str, str] | None) -> str | None:
+    """SHA-256 of the manifest entries an ingest checked files against (``load_manifest``'s dict, which may
+    come from a folder above the tree), None without a manifest."""
+    if entries is None:
+        return None
+    return hashlib.sha256("".join(f"{v}  {k}\n" for k, v in sorted(entries.items()))  # names: any bytes
+                          .encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def inputs_record(data: str | Path, began_ns: int, rels: list[str], signatures: list[list[int] | None],
+                  sha256s: list[Any], manifest: dict[str, str] | None) -> dict[str, Any]:
+    """What :func:`commit` records as ``inputs``: the ingested path (``data``: a folder, or one file),
+    when its listing began (``time.time_ns()``), the digest of the manifest entries that applied
+    (:func:`manifest_digest`), and per file (``rels``: below the folder, or the file's name) the
+    :func:`stat_signature` taken before it was read and the SHA-256 of what was read (None: not read)."""
+    shas = [v if isinstance(v, str) else None for v in sha256s] + [None] * max(0, len(rels) - len(sha256s))
+    return {"data": str(Path(data).resolve()), "began_ns": int(began_ns), "manifest": manifest_digest(manifest),
+            "files": [[r, sig, sha] for r, sig, sha in zip(rels, signatures, shas)]}
+
+
+def stale(data: str | Path, processed: str | Path, hash_all: bool = False) -> tuple[str | None, dict[str, int]]:
+    """Why the tables in ``processed`` are not what an ingest of ``data`` would write now (one line), or None
+    when they are; and counts (``files`` compared, ``hashed``).
+
+    By content, never by mtime: the set must verify (:func:`verify`, tables hashed), be written by this
+    ingest code (its digest) from ``data`` with the same manifest entries, and ``data`` must hold the same
+    files (the walk's own list) with the content the ingest read.  A file is re-hashed when its
+    (size, mtime_ns, ctime_ns, inode) differs from what the ingest recorded before reading it, or its
+    recorded ctime is within :data:`RACY_NS` of the ingest's start (``hash_all``: every file).  ``cp -p``,
+    ``rsync -t`` and ``touch -r`` set the mtime back but cannot set the ctime, which the kernel sets to the
+    current time on every write, rename or utime; so a file whose signature is unchanged has not been
+    written since it was stat'ed.  A changed signature with the same SHA-256 (a ``touch``) is fresh."""
+    from .ingest.base import IngestError
+    from .ingest.discovery import iter_files
+    from .ingest.manifest import load_manifest, sha256_file
+    out, counts = Path(processed), {"files": 0, "hashed": 0}
+    if not (out / RECORD).is_file():
+        return f"{out}: no {RECORD} (no complete ingest's set there)", counts
+    try:
+        rec = verify(out)
+    except TableSetError as e:
+        return str(e), counts
+    code = _code_digest()
+    if rec.get("code") != code:
+        return f"the ingest code changed since the tables were written (code {rec.get('code')} → {code})", counts
+    record = rec.get("inputs")
+    if not isinstance(record, dict):
+        return f"{out / RECORD} records no inputs (written by an ingest that does not record them)", counts
+    import binascii
+    import zlib
+    try:
+        was = {e[0]: e for e in _unpack(record["packed"])}
+    except (ValueError, KeyError, TypeError, IndexError, zlib.error, binascii.Error) as e:
+        return f"{out / RECORD}: expected the record of the ingest's inputs ({e})", counts
+    root = Path(data).resolve()
+    if record.get("data") != str(root):
+        return f"{out} holds the tables of {record.get('data')}, not of {root}", counts
+    if root.is_dir():
+        cut = len(str(root)) + 1  # paths below root as text: pathlib's relative_to costs 12 µs a file here
+        base, rels = root, [str(p)[cut:] for p in iter_files(root)]
+    elif root.is_file():
+        base, rels = root.parent, [root.name]
+    else:
+        return f"{data}: no such file or folder", counts
+    now = set(rels)
+    added = [r for r in rels if r not in was]
+    if added:
+        return f"{len(added)} file(s) below {data} added since the ingest ({added[0]}{', …' if len(added) > 1 else ''})", \
+            counts
+    gone = [r for r in was if r not in now]
+    if gone:
+        return f"{len(gone)} file(s) below {data} removed since the ingest ({gone[0]}{', …' if len(gone) > 1 else ''})", \
+            counts
+    racy_from = int(record.get("began_ns", 0)) - RACY_NS
+    prefix = f"{base}{os.sep}"
+    for r in rels:
+        _, sig0, sha0 = was[r]
+        sig = stat_signature(prefix + r)
+        counts["files"] += 1
+        if sig == sig0 and not hash_all and not (sig0 is not None and sig0[2] >= racy_from):
+            continue
+        if sig is None or sig0 is None or sha0 is None:  # not read by the ingest, or not readable now
+            if sig != sig0:
+                return f"{r}: changed since the ingest ({'now' if sig is None else 'was'} not readable)", counts
+            continue
+        if sig[0] != sig0[0]:
+            return f"{r}: content changed since the ingest read it ({sig0[0]} → {sig[0]} bytes)", counts
+        try:
+            sha = sha256_file(base / r)
+        except OSError as e:
+            return f"{r}: cannot read: {e.strerror or e} (read by the ingest)", counts
+        counts["hashed"] += 1
+        if sha != sha0:
+            return f"{r}: content changed since the ingest read it (sha256 {sha[:12]}…, was {sha0[:12]}…)", counts
+    if root.is_dir() and MANIFEST_NAME in was and was[MANIFEST_NAME][2] is not None:
+        return None, counts  # the tree's own manifest, the one that applies (load_manifest), is unchanged: above
+    try:  # one file, or a manifest in a folder above the tree: its entries as the ingest took them
+        manifest = load_manifest(base)
+    except (IngestError, OSError, UnicodeDecodeError) as e:
+        return f"the manifest that applies to {data} cannot be read ({e})", counts
+    if root.is_file() and manifest is not None:  # the file's own entry, as the ingest of one file checks it
+        manifest = {root.name: manifest[root.name]} if root.name in manifest else {}
+    if manifest_digest(manifest) != record.get("manifest"):
+        return f"the MANIFEST.sha256 entries that apply to {data} changed since the ingest", counts
+    return None, counts
 
 
 def stored_series(df: pd.DataFrame) -> pd.DataFrame:
@@ -235,10 +466,20 @@ def read_table(out: str | Path, name: str, columns: list[str] | None = None, che
     ``filters``: rows passing every ``(column, op, value)``, pyarrow's form), after :func:`verify`
     (``check``).  ``series`` comes with its run keys joined from ``files`` (:func:`join_run_keys`), so
     it reads as the ingest made it; a filter on a key is applied to ``files`` first.  TableSetError when
-    the set is incomplete, FileNotFoundError naming ``make data`` when the set lacks it."""
+    the set is incomplete, FileNotFoundError naming ``make data`` when the set lacks it.  Whether or not
+    ``check``, a table that ``tables.json`` lists is read only when its bytes have the recorded SHA-256
+    (:func:`check_content`; hashed once per process), else TableContentError."""
     out = Path(out)
     if check:
-        verify(out)
+        verify(out, content=(name, "files") if name == "series" else (name,))
+    elif (out / RECORD).is_file():  # the caller checked the set; the bytes of what is read are checked here
+        try:
+            rec = json.loads((out / RECORD).read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise TableSetError(f"{out / RECORD}: expected the JSON record of an ingest ({e}); re-run make data") \
+                from None
+        if name in rec.get("tables", {}):
+            check_content(out, rec, (name,))
     kind = layout(out, name)
     if kind is None:
         raise FileNotFoundError(f"{out}: no table {name!r} in this set (`make data` writes it when the data "
