@@ -90,11 +90,13 @@ def test_run_keys_that_are_numbers_are_typed_and_scheduler_is_taken_apart(tmp_pa
     assert got.loc["block/b1/fio-xfs/bfq/rep-03/randread-4k-windowed.json"].tolist() == [None, "bfq"]
     assert got.loc["ceph-qos/c1/baseline/wpq/rep-01/randread-4k-windowed.json"].tolist() == ["wpq", None]
     assert got.loc["results/00000002/id-1a2b3c4d/randrw-4k-perio.json"].tolist() == ["mclock_scheduler", None]
-    # a run.json whose repeat is not a number leaves the column as strings, nothing guessed
+    # a run.json whose repeat is not a number fails, naming the key; the column stays numbers, nothing guessed
     (blk / "run.json").write_text(json.dumps({"campaign": "b1", "scheduler": "bfq", "repeat": "r3"}))
-    s2 = ingest(root, progress=False).summary
-    assert isinstance(s2["repeat"].dtype, pd.CategoricalDtype)
-    assert set(s2["repeat"].dropna().astype(str)) == {"1", "2", "r3"}
+    res2 = ingest(root, progress=False)
+    assert dict(res2.failed)["block/b1/fio-xfs/bfq/rep-03/run.json"].endswith(
+        "run.json:1: repeat: expected a finite number, got 'r3'")
+    assert str(res2.summary["repeat"].dtype) == "Int64"
+    assert set(res2.summary["repeat"].dropna().astype(str)) == {"1", "2"}
 
 
 

@@ -12,6 +12,10 @@ from pathlib import Path
 from .base import IngestError
 
 _MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2"}
+#: the most (decompressed) content a reader reads whole (fio JSON, rados bench, btt, a CBT YAML …; per-IO
+#: logs and block traces stream): the largest shipped file is 15 MB decompressed (a block trace), so a
+#: file over this is a decompression bomb or not one run's output, refused before it fills the memory
+WHOLE_MAX_BYTES = 1 << 30
 _OPEN = {"gzip": gzip.open, "xz": lzma.open, "bzip2": bz2.open}
 
 
@@ -43,17 +47,34 @@ def read_head(path: str | Path, n: int = 64 * 1024) -> tuple[bytes, str | None]:
     return _decompress(path, comp, n), comp
 
 
-def read_all(path: str | Path) -> bytes:
-    """Whole (decompressed) content."""
+def read_all(path: str | Path, max_bytes: int | None = None) -> bytes:
+    """Whole (decompressed) content; IngestError beyond ``max_bytes`` (default :data:`WHOLE_MAX_BYTES`)."""
     path = Path(path)
+    limit = WHOLE_MAX_BYTES if max_bytes is None else max_bytes
     with open(path, "rb") as f:
         magic = f.read(8)
-    comp = compression(magic)
-    if comp is None:
-        return path.read_bytes()
+        comp = compression(magic)
+        if comp is None:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise IngestError(path, f"{size} bytes: expected at most {_size(limit)} for a file read whole "
+                                        "(not one benchmark run's output?)")
+            f.seek(0)
+            return f.read()
     if comp == "zstd":
         raise IngestError(path, "zstd-compressed input is not supported: use gzip or xz", offset=0)
-    return _decompress(path, comp)
+    data = _decompress(path, comp, limit + 1)
+    if len(data) > limit:
+        raise IngestError(path, f"{comp} content of more than {_size(limit)}: expected at most that for a file "
+                                "read whole (a decompression bomb?)")
+    return data
+
+
+def _size(n: int) -> str:
+    for shift, unit in ((30, "GiB"), (20, "MiB")):
+        if n >= 1 << shift and not n % (1 << shift):
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
 
 
 def _decompress(path: str | Path, comp: str, limit: int | None = None) -> bytes:

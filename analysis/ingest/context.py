@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from .base import IngestError
-from .discovery import CBT_SETTINGS, COMPRESSED_SUFFIXES
+from .discovery import CBT_SETTINGS, COMPRESSED_SUFFIXES, NAME_MAX, shown, table_path
 from .fio_workload import size_bytes
-from .keys import scheduler_keys
+from .keys import KEY_COLUMNS, key_problem, scheduler_keys
 
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",
@@ -413,17 +413,42 @@ def _config_value(v: Any) -> str | None:
 PATH_KEYS = ("campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat")
 
 
-def check_keys(ctx: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``ctx`` unchanged when every key of :data:`PATH_KEYS` it has is safe as one folder name (no ``/``,
-    ``\\``, NUL, not ``.`` or ``..``); else IngestError naming the file, the key and its value (a
-    ``campaign`` of ``../../..`` must not write outside ``--out``)."""
-    for k in PATH_KEYS:
+#: keys with a meaning of their own in every table (:data:`~.keys.KEY_COLUMNS`, and run.json's
+#: ``scheduler``, which becomes ``op_queue`` or ``io_scheduler``): a string or a number, never a list
+NAMED_KEYS = frozenset(KEY_COLUMNS) | frozenset(PATH_KEYS) | {"scheduler"}
+#: the longest name of a run key (a column of every table): the shipped run.json keys are at most 30
+KEY_NAME_MAX = 256
+
+
+def check_keys(ctx: dict[str, Any], path: Path, line_of=None) -> dict[str, Any]:
+    """``ctx`` unchanged when each value is one a table can hold (:func:`~.keys.key_problem`: a finite number
+    for the numeric keys, a string or number for the named ones, text at most 64 KiB) and every key of
+    :data:`PATH_KEYS` it has is safe as one folder name (no ``/``, ``\\``, NUL, not ``.`` or ``..``, and
+    ``<key>=<value>`` at most 255 bytes: ``ingest --dask`` names a folder so); else IngestError naming the file,
+    the key and its value (a ``campaign`` of ``../../..`` must not write outside ``--out``); ``line_of(key)``:
+    the line of a key in the file, if known."""
+    def where(k: str) -> int | None:
+        return line_of(k) if line_of is not None else None
+    for k, v in ctx.items():
+        if len(str(k)) > KEY_NAME_MAX:
+            raise IngestError(path, f"a key name of {len(str(k))} characters: expected at most {KEY_NAME_MAX} "
+                                    f"(it names a column), got {shown(repr(str(k)[:40]))}...", line=where(k))
+        if v is None or k == "context_source":
+            continue
+        why = key_problem(k, v, named=k in NAMED_KEYS)
+        if why:
+            raise IngestError(path, f"{shown(str(k))}: {shown(why)}", line=where(k))
+    for k in (*PATH_KEYS, "scheduler"):
         if k not in ctx or ctx[k] is None:
             continue
         v = str(ctx[k])
         if v in (".", "..") or any(c in v for c in "/\\\0"):
             raise IngestError(path, f"{k}: expected a name usable as one folder name (no '/', '\\', NUL, "
-                                    f"not '.' or '..'), got {v!r}")
+                                    f"not '.' or '..'), got {shown(repr(v))}", line=where(k))
+        folder = len(f"{'io_scheduler' if k == 'scheduler' else k}={v}".encode("utf-8", "surrogatepass"))
+        if folder > NAME_MAX:
+            raise IngestError(path, f"{k}: expected at most {NAME_MAX} bytes as the folder name "
+                                    f"'{k}=<value>' (ingest --dask's tables), got {folder} bytes", line=where(k))
     return ctx
 
 
@@ -450,14 +475,25 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
     (``TUNED_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
     operation ended), ``redone`` (attempts thrown away as disturbed or failed before this one) and
     ``fio_t0_after_spawn_s`` (s from the timeline's t=0, fio's spawn, to fio's log t=0)."""
+    from .compress import read_all
     try:
-        doc = json.loads(path.read_text())
+        text = read_all(path).decode("utf-8-sig")  # a byte-order mark is not part of the text
+        doc = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise IngestError(path, f"expected a JSON object (run.json): {e}",
                           line=getattr(e, "lineno", None)) from None
+    except RecursionError:
+        raise IngestError(path, "expected a JSON object (run.json): nested too deeply to read", line=1) from None
+    except OSError as e:
+        raise IngestError(path, f"cannot read: {e.strerror}") from None
     if not isinstance(doc, dict):
         raise IngestError(path, "expected a JSON object (run.json)", line=1)
-    ctx = {k: v for k, v in doc.items() if not isinstance(v, (dict, list)) and v is not None}
+    # lists and objects are metadata, not keys, except where a key that names a column is one (refused)
+    ctx = {k: v for k, v in doc.items() if (k in NAMED_KEYS or not isinstance(v, (dict, list))) and v is not None}
+    for k, v in ctx.items():
+        if any(isinstance(t, str) and _SURROGATE.search(t) for t in (k, v)):
+            raise IngestError(path, f"{shown(k)}: expected UTF-8 text, got a \\u escape that is no character "
+                                    f"(a lone surrogate) in {shown(repr(v))[:80]}", line=_top_level_line(text, k))
     eff = (doc.get("osd_config") or {}).get("effective") if isinstance(doc.get("osd_config"), dict) else None
     if isinstance(eff, dict):
         for opt, key in TUNED_KEYS.items():
@@ -475,9 +511,31 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
                                      for k in ("fio_t0_unix", "fio_spawn_unix")):
         # the timeline's t=0 is fio's spawn; fio's own log t=0 is its job start, this much later
         ctx["fio_t0_after_spawn_s"] = round(anc["fio_t0_unix"] - anc["fio_spawn_unix"], 3)
-    ctx.setdefault("run", str(path.parent.relative_to(root)) if path.parent != root else ".")
+    ctx.setdefault("run", table_path(path.parent.relative_to(root).as_posix()) if path.parent != root else ".")
     ctx["context_source"] = "run.json"
-    return check_keys(scheduler_keys(ctx), path)
+    return scheduler_keys(check_keys(ctx, path, line_of=lambda k: _top_level_line(text, k)))
+
+
+def _top_level_line(text: str, key: str) -> int | None:
+    """The 1-based line of the top-level ``key`` of the JSON object ``text`` (which decodes; its last, as
+    ``json.loads`` keeps the last of a key given twice), or None."""
+    found = None
+    dec = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    pos = ws.match(text, 1 + ws.match(text).end()).end()  # past the opening brace
+    while pos < len(text) and text[pos] == '"':
+        at = pos
+        k, pos = dec.raw_decode(text, pos)
+        pos = ws.match(text, pos).end() + 1  # the colon
+        _, pos = dec.raw_decode(text, ws.match(text, pos).end())
+        if k == key:
+            found = text.count("\n", 0, at) + 1
+        pos = ws.match(text, pos).end()
+        pos = ws.match(text, pos + 1).end() if text[pos:pos + 1] == "," else pos
+    return found
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 

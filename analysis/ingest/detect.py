@@ -30,14 +30,66 @@ def _modules():
 
 
 def detect(path: str | Path, head: bytes | None = None) -> str | None:
-    """The kind of ``path`` from its content, or None when no reader recognises it."""
+    """The kind of ``path`` from its content, or None when no reader recognises it.  IngestError (line 1) for
+    a file no reader claims that one would in UTF-8 (:func:`encoding_problem`: UTF-16 or UTF-32 text, or a
+    byte-order mark before a format that has none)."""
     path = Path(path)
     if head is None:
         head, _ = read_head(path, HEAD_BYTES)
+    kind = _sniff(head)
+    if kind is None:
+        why = encoding_problem(head)
+        if why:
+            raise IngestError(path, why, line=1)
+    return kind
+
+
+def _sniff(head: bytes) -> str | None:
     for mod in _modules():
         kind = mod.sniff(head)
         if kind:
             return kind if isinstance(kind, str) else mod.KIND
+    return None
+
+
+#: byte-order marks of the Unicode encodings other than UTF-8 (iconv's name, Python's codec), longest first
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "utf-32"), (b"\x00\x00\xfe\xff", "UTF-32", "utf-32"),
+         (b"\xff\xfe", "UTF-16", "utf-16"), (b"\xfe\xff", "UTF-16", "utf-16"))
+_BOM_UTF8 = b"\xef\xbb\xbf"
+
+
+def text_encoding(head: bytes) -> tuple[str, str] | None:
+    """(iconv's name, Python's codec) of text in UTF-16 or UTF-32, by its byte-order mark or, without one,
+    by where the NUL bytes of its ASCII characters fall (``x\\0x\\0`` is UTF-16LE); None otherwise."""
+    for bom, name, codec in _BOMS:
+        if head.startswith(bom):
+            return name, codec
+    sample = head[:4096]
+    n = len(sample) // 4 * 4
+    if n < 16 or b"\0" not in sample:
+        return None
+    nul = [sum(1 for i in range(r, n, 4) if sample[i] == 0) / (n // 4) for r in range(4)]
+    for pattern, name in (((0, 1, 1, 1), "UTF-32LE"), ((1, 1, 1, 0), "UTF-32BE"), ((0, 1, 0, 1), "UTF-16LE"),
+                          ((1, 0, 1, 0), "UTF-16BE")):
+        if all((f > 0.9) if z else (f < 0.1) for f, z in zip(nul, pattern)):
+            return name, name.lower().replace("utf-", "utf_")
+    return None
+
+
+def encoding_problem(head: bytes) -> str | None:
+    """Why a file no reader claims is not read when one would read it as UTF-8: ``expected UTF-8 text (this
+    file is UTF-16: convert it with iconv -f UTF-16 -t UTF-8)``, or the UTF-8 byte-order mark before a
+    format without one; None when that does not explain it."""
+    enc = text_encoding(head)
+    if enc is not None:
+        name, codec = enc
+        utf8 = head.decode(codec, "ignore").encode("utf-8", "replace")
+        if _sniff(utf8) is not None:
+            return f"expected UTF-8 text (this file is {name}: convert it with iconv -f {name} -t UTF-8)"
+        return None
+    if head.startswith(_BOM_UTF8) and _sniff(head[len(_BOM_UTF8):]) is not None:
+        return ("expected text without a byte-order mark (this file starts with UTF-8's: remove it with "
+                "sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)")
     return None
 
 
@@ -102,6 +154,9 @@ def read(path: str | Path, sink=None, data: bytes | None = None, kind: str | Non
             except Exception as e:  # a reader bug must still name the file
                 raise IngestError(path, f"unexpected content for {kind} "
                                         f"({type(e).__name__}: {e})") from e
+    why = encoding_problem(head)
+    if why:
+        raise IngestError(path, why, line=1)
     raise IngestError(path, "unrecognised content: expected fio JSON/json+ output, a fio "
                             "lat/clat/slat/iops/bw or histogram log, rados bench output, a "
                             "cephqos-pg-timeline, binary blk_io_trace records, blkparse or btt output, getput "

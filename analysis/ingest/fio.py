@@ -32,6 +32,7 @@ import numpy as np
 from .base import IngestError, Parsed, json_number, line_of_offset, summary_frame
 from .fio_bins import percentiles_from_bins, plat_idx_to_val
 from .fio_workload import workload
+from .keys import FIELD_MAX_BYTES
 
 KIND = "fio-json"
 RUN_FOLDER = True  # parse() takes the ingest's RunFolder (``folder=``): one parse for the JSON and its logs
@@ -53,15 +54,61 @@ def sniff(head: bytes) -> bool:
     return m is not None and b"```" not in head[:m.start()]
 
 
+class _TooLong(Exception):
+    """A JSON key or string longer than :data:`~.keys.FIELD_MAX_BYTES` (its key, its length in bytes)."""
+
+
+def _long(text: str) -> bool:
+    return len(text) > FIELD_MAX_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > FIELD_MAX_BYTES
+
+
+def _long_in(items: list[Any]) -> bool:
+    """Whether a list (lists in it too; objects were checked as they were built) holds a string that is too long."""
+    stack = [items]
+    while stack:
+        for x in stack.pop():
+            if type(x) is str and _long(x):
+                return True
+            if type(x) is list:
+                stack.append(x)
+    return False
+
+
 def _pairs_hook(counter: list[int]):
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for k, v in pairs:
             if k in d:
                 counter[0] += 1
+            if _long(k) or (type(v) is str and _long(v)) or (type(v) is list and _long_in(v)):
+                raise _TooLong(k)  # a 200 MB job name: refused before the frames and meta copy it
             d[k] = v
         return d
     return hook
+
+
+#: byte-order marks and what they say: UTF-8's is skipped, the others' text is not UTF-8
+BOM_UTF8 = b"\xef\xbb\xbf"
+#: a ``\\u`` escape of a surrogate in JSON text: a lone one decodes to no character
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(doc: Any) -> str | None:
+    """A string of ``doc`` holding a lone surrogate (a ``\\udcff`` escape: no character, not UTF-8), or None."""
+    stack = [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if _SURROGATE.search(k):
+                    return k
+                stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+        elif isinstance(x, str) and _SURROGATE.search(x):
+            return x
+    return None
 
 
 def load(path: Path, data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -79,6 +126,7 @@ def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, A
     if m is None:
         raise IngestError(path, 'expected a fio JSON object starting with {"fio version" ...', line=1)
     start = m.start()
+    bom = data.startswith(BOM_UTF8)  # Windows tools write one: not text before the JSON
     try:
         text = data[start:].decode("utf-8")
     except UnicodeDecodeError as e:
@@ -99,15 +147,23 @@ def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, A
                               line=line_of_offset(data, start) + e.lineno - 1) from None
         except RecursionError:
             raise IngestError(path, "fio JSON nested too deeply", line=first_line) from None
+        except _TooLong as e:
+            at = re.compile(rb'[^"]{%d}' % (FIELD_MAX_BYTES // 4)).search(data, start)  # where the long string is
+            raise IngestError(path, f"a JSON string over {FIELD_MAX_BYTES >> 10} KiB (at key "
+                                    f"{str(e.args[0])[:40]!r}): expected a fio job name or option value far "
+                                    "shorter", line=line_of_offset(data, at.start()) if at else first_line) from None
         if not isinstance(doc, dict):
             raise IngestError(path, "expected a JSON object at top level", line=first_line)
+        if _SURROGATE_ESCAPE.search(text, pos, end) and (bad := _lone_surrogate(doc)) is not None:
+            raise IngestError(path, f"expected UTF-8 text: a \\u escape that is no character (a lone surrogate) "
+                                    f"in {bad[:40].encode('utf-8', 'backslashreplace').decode()!r}", line=first_line)
         docs.append(doc)
         where.append({"line": first_line, "offset": start + len(text[:pos].encode("utf-8"))})
         nxt = _START_TEXT.search(text, end)
         if nxt is None:
             break
         pos = nxt.start()
-    preamble = data[:start].decode("utf-8", "replace")
+    preamble = data[len(BOM_UTF8) if bom else 0:start].decode("utf-8", "replace")
     wrap = {
         "preamble": preamble.strip()[:2000] or None,
         "preamble_lines": preamble.count("\n"),
@@ -116,6 +172,8 @@ def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, A
         "duplicate_keys": dup[0],
         "documents": len(docs),
     }
+    if bom:
+        wrap["bom"] = "utf-8"
     if len(docs) > 1:
         wrap["document_at"] = where
     return docs, wrap
@@ -184,14 +242,69 @@ def _bins_to_arrays(bins: dict[str, Any], scale_ns: float) -> tuple[np.ndarray, 
     return vals[order], c[order]
 
 
+#: fio prints a direction's ``iops`` as it computes it, ``total_ios`` × 1000 / ``runtime`` (ms): to 6 decimals
+#: (fio 2.17 to 3.39 in the corpus and data/raw: at most 3e-7 off, relative), as an integer by old fio (2.1.4:
+#: up to 1 IOPS off).  Beyond 2 % and that resolution the three numbers cannot all be fio's.
+IDENTITY_TOLERANCE = 0.02
+
+
+def _identity_within(c: dict[str, Any]) -> bool:
+    """Whether one direction's ``iops`` is ``total_ios`` / ``runtime`` to :data:`IDENTITY_TOLERANCE` or to
+    the resolution fio printed it at (1 IOPS for an integer, as fio 2.x truncated it)."""
+    if "iops" not in c:
+        return abs(c["ios_over_iops_x_runtime"] - 1.0) < IDENTITY_TOLERANCE
+    implied = c["total_ios"] * 1000.0 / c["runtime_ms"]
+    resolution = 1.0 if float(c["iops"]).is_integer() else 1e-6
+    return abs(c["iops"] - implied) <= max(IDENTITY_TOLERANCE * implied, resolution)
+
+
 def _identity_summary(checks: list[dict[str, Any]]) -> dict[str, Any]:
-    """fio's own summary must satisfy total_ios ≈ iops × runtime; report the worst deviation."""
+    """fio's own summary must satisfy total_ios ≈ iops × runtime; report the worst deviation, and the worst
+    direction beyond the tolerance (``failed``: job, ddir, the numbers; the ingest fails the file on it)."""
     if not checks:
         return {"n": 0}
     dev = [abs(c["ios_over_iops_x_runtime"] - 1.0) for c in checks]
     worst = checks[int(np.argmax(dev))]
-    return {"n": len(checks), "max_abs_dev": float(max(dev)), "worst": worst,
-            "ok": bool(max(dev) < 0.02)}
+    bad = [(d, c) for d, c in zip(dev, checks) if not _identity_within(c)]
+    out = {"n": len(checks), "max_abs_dev": float(max(dev)), "worst": worst, "ok": not bad}
+    if bad:
+        out["failed"] = max(bad, key=lambda b: b[0])[1]
+    return out
+
+
+_ENTRIES = {False: re.compile(r'"jobs"\s*:\s*\['), True: re.compile(r'"client_stats"\s*:\s*\[')}
+
+
+def _iops_line(data: bytes, wrap: dict[str, Any], c: dict[str, Any], client: bool) -> int | None:
+    """The line of the ``"iops"`` of check ``c``'s job (``entry``, in document ``document``) and direction in
+    the file's bytes, else the job's first line; None when the job cannot be found."""
+    k, i = c.get("document", 0), c.get("entry")
+    start = wrap["document_at"][k]["offset"] if "document_at" in wrap else wrap["json_offset"]
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    m = _ENTRIES[client].search(text)
+    if m is None or i is None:
+        return None
+    dec, pos, seen = json.JSONDecoder(), m.end(), -1
+    try:
+        while True:
+            pos = len(text) - len(text[pos:].lstrip(" \t\r\n,"))
+            obj, end = dec.raw_decode(text, pos)
+            seen += isinstance(obj, dict)
+            if seen == i:
+                break
+            pos = end
+    except ValueError:
+        return None
+    line = line_of_offset(data, start) + text.count("\n", 0, pos)
+    d = re.compile(r'"%s"\s*:\s*\{' % re.escape(c["ddir"])).search(text, pos, end)
+    if d is None:
+        return line
+    ddir_end = dec.raw_decode(text, d.end() - 1)[1]
+    v = re.compile(r'"iops"\s*:').search(text, d.end(), ddir_end)
+    return line_of_offset(data, start) + text.count("\n", 0, v.start() if v else d.start())
 
 
 def parse(path: Path, data: bytes, folder: Any = None) -> Parsed:
@@ -240,18 +353,25 @@ def decode(path: Path, data: bytes) -> Parsed:
         if len(docs) > 1:
             doc_names = [f"{n}@{k + 1}" for n in doc_names]
         names += doc_names
+        n0 = len(found.identity)
         _jobs(found, doc_names, entries, f"{k + 1}:" if len(docs) > 1 else "")
+        for c in found.identity[n0:]:
+            c["document"] = k
     if len(docs) > 1:
         versions = sorted({str(d.get("fio version")) for d in docs})
         wrap["versions"] = versions
     meta = _meta(doc, wrap, found, names, client)
+    bad = meta["identity_check"].get("failed")
+    if bad is not None:  # where the ingest's message points: the job's "iops" line
+        bad["line"] = _iops_line(data, wrap, bad, client)
     return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, found.rows),
                   partial=meta["interrupted"] or bool(found.errors))
 
 
 def _jobs(found: _Found, names: list[str], entries: list[dict[str, Any]], group_prefix: str) -> None:
     """One document's jobs into ``found``: options, reporting groups, errors, and each direction's rows."""
-    for name, e in zip(names, entries):
+    for i, (name, e) in enumerate(zip(names, entries)):
+        n0 = len(found.identity)
         if isinstance(e.get("job options"), dict):
             found.job_options[name] = e["job options"]
         gid = _num(e.get("groupid"))
@@ -263,6 +383,8 @@ def _jobs(found: _Found, names: list[str], entries: list[dict[str, Any]], group_
         for ddir in _DDIRS:
             if isinstance(e.get(ddir), dict):
                 _direction(found, name, ddir, e[ddir])
+        for c in found.identity[n0:]:
+            c["entry"] = i  # the job's place among the document's job objects (its line, when it fails)
 
 
 def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
@@ -295,7 +417,8 @@ def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
         rows.append((name, ddir, "runtime", rt / 1000.0, "s"))
     if rt and iops is not None and total_ios is not None and iops > 0:
         found.identity.append({"job": name, "ddir": ddir,
-                               "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0)})
+                               "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0),
+                               "total_ios": total_ios, "iops": iops, "runtime_ms": rt})
     for lk in _LAT_KINDS:
         if isinstance(d.get(lk + "_ns"), dict):
             found.units_seen.add("ns")

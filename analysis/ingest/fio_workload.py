@@ -3,11 +3,13 @@ fio 2.1 records none) as typed run keys.
 
 Keys (units in the name): ``rw``, ``rwmixread`` (% reads, mixed modes only), ``bs`` (as written, e.g.
 ``4k`` or ``4k,64k``), ``bs_B`` (one block size for every direction, bytes), ``bs_read_B``/``bs_write_B``
-(when fio was given per-direction sizes), ``iodepth``, ``numjobs``, ``ioengine``, ``direct`` (0/1;
-``buffered=0`` is ``direct=1``), ``size_B`` (bytes; absent for ``size=50%``), ``runtime_s``, ``time_based``
-(0/1), ``target`` (``filename``, else ``directory``, else the rbd engine's ``pool/rbdname``) and
-``fio_version``.  A job's options override the global ones.  Where fio recorded options, an option left
-out is fio's documented default (``rw=read``, ``bs=4096``, ``iodepth=1``, ``numjobs=1``, ``direct=0``,
+(when fio was given per-direction sizes), ``bsrange``/``bssplit`` (as written; ``blocksize_range`` is
+``bsrange``; a job given either ran many sizes, so it has no ``bs_B``, neither its ``bs`` nor fio's default
+4096, and the option stays in ``fio_options``, which cells are matched on), ``iodepth``, ``numjobs``,
+``ioengine``, ``direct`` (0/1; ``buffered=0`` is ``direct=1``), ``size_B`` (bytes; absent for ``size=50%``),
+``runtime_s``, ``time_based`` (0/1), ``target`` (``filename``, else ``directory``, else the rbd engine's
+``pool/rbdname``) and ``fio_version``.  A job's options override the global ones.  Where fio recorded options,
+an option left out is fio's documented default (``rw=read``, ``bs=4096``, ``iodepth=1``, ``numjobs=1``, ``direct=0``,
 ``time_based=0``, ``rwmixread=50`` for mixed modes): what the job ran, listed in ``defaults``.  Sizes as fio
 reads them: ``k``/``m``/``g``/``t`` are powers of 1024 unless ``kb_base=1000`` (then ``ki``/``mi`` … are).
 
@@ -30,8 +32,9 @@ from typing import Any
 DEFAULTS = {"rw": "read", "bs_B": 4096, "iodepth": 1, "numjobs": 1, "direct": 0, "time_based": 0}
 MIXED = ("rw", "readwrite", "randrw", "trimwrite", "randtrimwrite")
 #: the keys this module can give, in the order the tables show them
-KEYS = ("rw", "rwmixread", "bs", "bs_B", "bs_read_B", "bs_write_B", "iodepth", "numjobs", "ioengine", "direct",
-        "size_B", "runtime_s", "time_based", "ramp_time_s", "fio_options", "target", "fio_version", "fio_group")
+KEYS = ("rw", "rwmixread", "bs", "bsrange", "bssplit", "bs_B", "bs_read_B", "bs_write_B", "iodepth", "numjobs",
+        "ioengine", "direct", "size_B", "runtime_s", "time_based", "ramp_time_s", "fio_options", "target",
+        "fio_version", "fio_group")
 #: options that name, place, log or report a job, or mark its group, without changing the IO it does: not
 #: part of ``fio_options`` (fio HOWTO: job description, log and output options, reporting groups)
 NOT_WORKLOAD = frozenset("""
@@ -48,6 +51,8 @@ thread write_iolog read_iolog_chunked replay_no_stall
 #: options given typed keys of their own (not repeated in ``fio_options``)
 _TYPED = frozenset("rw readwrite rwmixread rwmixwrite bs blocksize iodepth numjobs ioengine direct buffered size "
                    "runtime timeout time_based ramp_time".split())
+#: the options that give a job many block sizes (fio HOWTO: bsrange/blocksize_range, bssplit), and their keys
+RANGE_OPTIONS = {"bsrange": "bsrange", "blocksize_range": "bsrange", "bssplit": "bssplit"}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)b?\s*$", re.I)
 _TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?\s*$", re.I)
 _TIME_UNIT = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0,
@@ -90,13 +95,15 @@ def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, A
         v = opts.get("rwmixread")
         out["rwmixread"] = int(v) if v is not None and str(v).isdigit() else \
             100 - int(opts["rwmixwrite"]) if str(opts.get("rwmixwrite", "")).isdigit() else None
+    ranged = {RANGE_OPTIONS[k]: str(v) for k, v in opts.items() if k in RANGE_OPTIONS and v is not None}
+    out.update(ranged)  # many sizes: no one block size, whatever bs says (fio uses the range or split)
     bs = opts.get("bs", opts.get("blocksize"))
     if bs is not None:
         out["bs"] = str(bs)
         parts = [size_bytes(p, kb) if p.strip() else 4096 for p in str(bs).split(",")]
-        if len(parts) == 1 or len(set(parts[:2])) == 1:
+        if not ranged and (len(parts) == 1 or len(set(parts[:2])) == 1):
             out["bs_B"] = parts[0]
-        else:
+        elif not ranged:
             out["bs_read_B"], out["bs_write_B"] = parts[0], parts[1]
     for k in ("iodepth", "numjobs"):
         v = opts.get(k)
@@ -125,7 +132,7 @@ def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, A
     if version:
         out["fio_version"] = str(version)
     for k, v in DEFAULTS.items():
-        if out.get(k) is None and not (k == "bs_B" and "bs_read_B" in out):
+        if out.get(k) is None and not (k == "bs_B" and ("bs_read_B" in out or ranged)):
             out[k] = v
             defaults.append(k)
     if out["rw"] in MIXED and out.get("rwmixread") is None:

@@ -6,6 +6,7 @@ each other's internals.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,8 @@ import pandas as pd
 
 #: run keys that are numbers (run.json, CBT's benchmark config, the OSD's effective settings): typed
 #: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
-#: A value that is not a number (a user's run.json with ``"repeat": "r1"``) leaves that column as strings.
+#: A run context whose value of one is not a finite number (an integer for these; ``"repeat": "r1"``,
+#: ``1e400``, ``NaN``, ``true``) is refused (:func:`key_problem`), its file named.
 INT_KEYS = ("repeat", "iodepth", "op_size", "bs_B", "numjobs", "concurrent_ops", "concurrent_procs", "vol_size",
             "plan_order", "attempt", "device_size_mib", "max_scrubs", "scrub_cost", "requested_scrub_priority", "procs",
             "total_iodepth", "volume",  # a CBT workloads test's total iodepth and a volume's index (context.py)
@@ -23,6 +25,9 @@ FLOAT_KEYS = ("duration_s", "osd_restart_s", "runtime_s")
 
 #: the run keys every table with run keys has (null where a run names none), in this order, before the others
 KEY_COLUMNS = ["campaign", "scenario", "arm", "op_queue", "io_scheduler", "profile", "repeat", "run"]
+#: the most text one field may hold: a run key's value, a fio job name or option value (the longest in the
+#: shipped data and ../shared/corpus is 180 characters; a 200 MB job name took 10 GB to ingest)
+FIELD_MAX_BYTES = 64 << 10
 #: columns of the ``files`` table that describe the file, not its run (every other column is a run key)
 FILE_COLUMNS = ("path", "size_bytes", "sha256", "kind", "tool_version", "status", "error", "error_line", "partial",
                 "meta_json", "manifest", "workload_conflict")
@@ -42,6 +47,48 @@ def scheduler_keys(ctx: dict[str, Any]) -> dict[str, Any]:
     return ctx
 
 
+def _finite(v: Any) -> float | None:
+    """``v`` as a finite float: a number (not a bool) or the text of one; else None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        f = float(v.strip() if isinstance(v, str) else v)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _quoted(v: Any) -> str:
+    text = str(v).lower() if isinstance(v, bool) else repr(v)  # as JSON writes true/false
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def key_problem(key: str, value: Any, named: bool = False) -> str | None:
+    """What is wrong with one run key's value, or None: a key of :data:`INT_KEYS` must be an integer and one
+    of :data:`FLOAT_KEYS` a finite number (either may be the text of one: ``"5"``, as Ceph prints a setting);
+    a ``named`` key (a column every table has, :data:`KEY_COLUMNS`) a string or a finite number, not
+    true/false, a list or an object; any other a string, a finite number or true/false; text at most
+    :data:`FIELD_MAX_BYTES`."""
+    if key in INT_KEYS or key in FLOAT_KEYS:
+        f = _finite(value)
+        if f is None:
+            return f"expected a finite number, got {_quoted(value)}"
+        if key in INT_KEYS and (f != int(f) or abs(f) >= 2.0 ** 63):
+            return f"expected an integer (of at most 63 bits), got {_quoted(value)}"
+        return None
+    if isinstance(value, (list, tuple, dict)):
+        return f"expected a string or a number, got a {'list' if not isinstance(value, dict) else 'JSON object'}"
+    if isinstance(value, bool):
+        return f"expected a string or a number, got {str(value).lower()}" if named else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"expected a finite number, got {value}"
+    if isinstance(value, str) and len(value) > FIELD_MAX_BYTES // 4 \
+            and len(value.encode("utf-8", "surrogatepass")) > FIELD_MAX_BYTES:
+        n = len(value.encode("utf-8", "surrogatepass"))
+        return f"expected at most {FIELD_MAX_BYTES >> 10} KiB of text, got {n} bytes"
+    return None
+
+
 def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with its :data:`INT_KEYS` and :data:`FLOAT_KEYS` columns as numbers (in place; returned)."""
     for c in INT_KEYS + FLOAT_KEYS:
@@ -53,7 +100,8 @@ def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
             if np.isnan(cats).any():
                 continue
             codes = col.cat.codes.to_numpy()
-            if c in INT_KEYS and len(cats) and np.array_equal(cats, np.round(cats)):  # decided per label, not row
+            if c in INT_KEYS and len(cats) and np.isfinite(cats).all() and (np.abs(cats) < 2.0 ** 63).all() \
+                    and np.array_equal(cats, np.round(cats)):  # decided per label, not row
                 df[c] = pd.arrays.IntegerArray(cats.astype(np.int64)[np.maximum(codes, 0)], codes < 0)
                 continue
             v = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else np.nan, np.nan)
@@ -71,7 +119,8 @@ def typed_keys(df: pd.DataFrame) -> pd.DataFrame:
             u = num.to_numpy(float)
             v = np.where(codes >= 0, u[np.maximum(codes, 0)] if len(u) else np.nan, np.nan)
         mask = np.isnan(v)
-        if c in INT_KEYS and np.array_equal(v[~mask], np.round(v[~mask])):
+        if c in INT_KEYS and np.isfinite(v[~mask]).all() and (np.abs(v[~mask]) < 2.0 ** 63).all() \
+                and np.array_equal(v[~mask], np.round(v[~mask])):  # 1e400 is not -2^63
             df[c] = pd.arrays.IntegerArray(np.where(mask, 0, v).astype(np.int64), mask)
         else:
             df[c] = v
