@@ -242,14 +242,69 @@ def _bins_to_arrays(bins: dict[str, Any], scale_ns: float) -> tuple[np.ndarray, 
     return vals[order], c[order]
 
 
+#: fio prints a direction's ``iops`` as it computes it, ``total_ios`` × 1000 / ``runtime`` (ms): to 6 decimals
+#: (fio 2.17 to 3.39 in the corpus and data/raw: at most 3e-7 off, relative), as an integer by old fio (2.1.4:
+#: up to 1 IOPS off).  Beyond 2 % and that resolution the three numbers cannot all be fio's.
+IDENTITY_TOLERANCE = 0.02
+
+
+def _identity_within(c: dict[str, Any]) -> bool:
+    """Whether one direction's ``iops`` is ``total_ios`` / ``runtime`` to :data:`IDENTITY_TOLERANCE` or to
+    the resolution fio printed it at (1 IOPS for an integer, as fio 2.x truncated it)."""
+    if "iops" not in c:
+        return abs(c["ios_over_iops_x_runtime"] - 1.0) < IDENTITY_TOLERANCE
+    implied = c["total_ios"] * 1000.0 / c["runtime_ms"]
+    resolution = 1.0 if float(c["iops"]).is_integer() else 1e-6
+    return abs(c["iops"] - implied) <= max(IDENTITY_TOLERANCE * implied, resolution)
+
+
 def _identity_summary(checks: list[dict[str, Any]]) -> dict[str, Any]:
-    """fio's own summary must satisfy total_ios ≈ iops × runtime; report the worst deviation."""
+    """fio's own summary must satisfy total_ios ≈ iops × runtime; report the worst deviation, and the worst
+    direction beyond the tolerance (``failed``: job, ddir, the numbers; the ingest fails the file on it)."""
     if not checks:
         return {"n": 0}
     dev = [abs(c["ios_over_iops_x_runtime"] - 1.0) for c in checks]
     worst = checks[int(np.argmax(dev))]
-    return {"n": len(checks), "max_abs_dev": float(max(dev)), "worst": worst,
-            "ok": bool(max(dev) < 0.02)}
+    bad = [(d, c) for d, c in zip(dev, checks) if not _identity_within(c)]
+    out = {"n": len(checks), "max_abs_dev": float(max(dev)), "worst": worst, "ok": not bad}
+    if bad:
+        out["failed"] = max(bad, key=lambda b: b[0])[1]
+    return out
+
+
+_ENTRIES = {False: re.compile(r'"jobs"\s*:\s*\['), True: re.compile(r'"client_stats"\s*:\s*\[')}
+
+
+def _iops_line(data: bytes, wrap: dict[str, Any], c: dict[str, Any], client: bool) -> int | None:
+    """The line of the ``"iops"`` of check ``c``'s job (``entry``, in document ``document``) and direction in
+    the file's bytes, else the job's first line; None when the job cannot be found."""
+    k, i = c.get("document", 0), c.get("entry")
+    start = wrap["document_at"][k]["offset"] if "document_at" in wrap else wrap["json_offset"]
+    try:
+        text = data[start:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    m = _ENTRIES[client].search(text)
+    if m is None or i is None:
+        return None
+    dec, pos, seen = json.JSONDecoder(), m.end(), -1
+    try:
+        while True:
+            pos = len(text) - len(text[pos:].lstrip(" \t\r\n,"))
+            obj, end = dec.raw_decode(text, pos)
+            seen += isinstance(obj, dict)
+            if seen == i:
+                break
+            pos = end
+    except ValueError:
+        return None
+    line = line_of_offset(data, start) + text.count("\n", 0, pos)
+    d = re.compile(r'"%s"\s*:\s*\{' % re.escape(c["ddir"])).search(text, pos, end)
+    if d is None:
+        return line
+    ddir_end = dec.raw_decode(text, d.end() - 1)[1]
+    v = re.compile(r'"iops"\s*:').search(text, d.end(), ddir_end)
+    return line_of_offset(data, start) + text.count("\n", 0, v.start() if v else d.start())
 
 
 def parse(path: Path, data: bytes, folder: Any = None) -> Parsed:
@@ -298,18 +353,25 @@ def decode(path: Path, data: bytes) -> Parsed:
         if len(docs) > 1:
             doc_names = [f"{n}@{k + 1}" for n in doc_names]
         names += doc_names
+        n0 = len(found.identity)
         _jobs(found, doc_names, entries, f"{k + 1}:" if len(docs) > 1 else "")
+        for c in found.identity[n0:]:
+            c["document"] = k
     if len(docs) > 1:
         versions = sorted({str(d.get("fio version")) for d in docs})
         wrap["versions"] = versions
     meta = _meta(doc, wrap, found, names, client)
+    bad = meta["identity_check"].get("failed")
+    if bad is not None:  # where the ingest's message points: the job's "iops" line
+        bad["line"] = _iops_line(data, wrap, bad, client)
     return Parsed(path=source, kind=KIND, meta=meta, summary=summary_frame(source, found.rows),
                   partial=meta["interrupted"] or bool(found.errors))
 
 
 def _jobs(found: _Found, names: list[str], entries: list[dict[str, Any]], group_prefix: str) -> None:
     """One document's jobs into ``found``: options, reporting groups, errors, and each direction's rows."""
-    for name, e in zip(names, entries):
+    for i, (name, e) in enumerate(zip(names, entries)):
+        n0 = len(found.identity)
         if isinstance(e.get("job options"), dict):
             found.job_options[name] = e["job options"]
         gid = _num(e.get("groupid"))
@@ -321,6 +383,8 @@ def _jobs(found: _Found, names: list[str], entries: list[dict[str, Any]], group_
         for ddir in _DDIRS:
             if isinstance(e.get(ddir), dict):
                 _direction(found, name, ddir, e[ddir])
+        for c in found.identity[n0:]:
+            c["entry"] = i  # the job's place among the document's job objects (its line, when it fails)
 
 
 def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
@@ -353,7 +417,8 @@ def _direction(found: _Found, name: str, ddir: str, d: dict[str, Any]) -> None:
         rows.append((name, ddir, "runtime", rt / 1000.0, "s"))
     if rt and iops is not None and total_ios is not None and iops > 0:
         found.identity.append({"job": name, "ddir": ddir,
-                               "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0)})
+                               "ios_over_iops_x_runtime": total_ios / (iops * rt / 1000.0),
+                               "total_ios": total_ios, "iops": iops, "runtime_ms": rt})
     for lk in _LAT_KINDS:
         if isinstance(d.get(lk + "_ns"), dict):
             found.units_seen.add("ns")

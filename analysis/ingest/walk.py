@@ -306,6 +306,14 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
         bad = problems(parsed.kind, parsed.tidy_summary, parsed.tidy_series)
         if bad:  # values no tool prints: failed, its rows kept out of the tables
             raise IngestError(p, "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""))
+        ident = parsed.meta.get("identity_check") or {}
+        if ident.get("ok") is False and ident.get("failed"):  # fio's iops is its total_ios / runtime: not these
+            c = ident["failed"]
+            implied = c["total_ios"] * 1000.0 / c["runtime_ms"]
+            raise IngestError(p, f"expected job {c['job']!r} {c['ddir']} iops = total_ios / runtime, as fio "
+                                 f"computes it: {c['total_ios']:.0f} IOs in {c['runtime_ms']:.0f} ms are "
+                                 f"{implied:.6g} IOPS, the file says {c['iops']:.6g} (an edited number?)",
+                              line=c.get("line"))
         row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                    partial=parsed.partial, status="partial" if parsed.partial else "ok",
                    meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
