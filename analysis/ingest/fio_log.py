@@ -313,7 +313,79 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
                 rows += [(label, d, f"{metric}_p{q:g}", float(x), unit) for q, x in zip(LOG_QS, pv)]
     if checks:
         meta["crosscheck"] = checks
+        if meta["windowed"]:
+            _cut_check(companion, meta, checks, t_s, codes, value, metric)
     return summary_frame(source, rows), series
+
+
+#: a windowed log (``log_avg_msec``) ends where its job's IO ended: fio writes a bw/iops window when it is full
+#: and drops the last partial one, and flushes a latency window at the job's exit, so a whole log ends within
+#: one window of the runtime fio's JSON states (the 8,900 real windowed logs of data/raw, tests and the corpus
+#: with their JSON: at most 1.004 windows short, a 3 s job's last 1 s window a third of it) — unless its IO
+#: stalled: fio writes no window in which no IO completed (two qos-2026 bw/iops logs end 17 s before an 82 s
+#: run whose last IOs hung on recovery).  A log that ends more than ``CUT_WINDOWS`` windows and
+#: ``CUT_FRACTION`` of the runtime short (a late window, time spent closing) holds a shorter run than the
+#: JSON's: a file cut at a line boundary, ``partial`` with why.  A bw/iops log is so only when its windows
+#: (value × window) also miss more than that share of the JSON's bytes or IOs: a stalled one holds them all.
+CUT_WINDOWS, CUT_FRACTION = 2, 0.10
+
+
+def _opts(companion: Parsed, job: str) -> dict[str, Any]:
+    """The companion fio JSON's options for ``job`` (its own over the global ones)."""
+    own = (companion.meta.get("job_options") or {}).get(job)
+    if own is None:
+        own = next(iter((companion.meta.get("job_options") or {}).values()), {})
+    return {**(companion.meta.get("global_options") or {}), **(own or {})}
+
+
+def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], t_s: np.ndarray,
+               codes: np.ndarray, value: np.ndarray, metric: str) -> None:
+    """Whether each direction of a windowed log covers its job's runtime in the companion JSON (the rule
+    at :data:`CUT_WINDOWS`): ``meta["cut"]`` and ``meta["partial_reason"]`` for one that ends short.  Checked
+    where the log is one job's (the crosscheck found it), or the JSON's one job is a time-based group
+    (``group_reporting``: every job of it ran the runtime); not otherwise (a size-based job of a group may end
+    before the group's runtime).  A bw/iops log also by what its windows hold (``holds``: value × window over
+    the JSON's bytes or IOs).  Logs read in blocks (:func:`parse_stream`, 256 MiB and more: per-IO logs, not
+    windowed ones) are not checked."""
+    jobs = list(companion.meta.get("jobs", []))
+    cut = {}
+    for d, c in checks.items():
+        job = c.get("job") if c.get("compared") else (jobs[0] if len(jobs) == 1 else None)
+        if job is None:
+            continue
+        opts = _opts(companion, job)
+        if not c.get("compared") and str(opts.get("time_based", "0")).strip().lower() in ("0", "false", "no"):
+            continue
+        runtime = companion.values_of(job, d).get("runtime")
+        code = int(np.flatnonzero(DDIR_NAMES == d)[0])
+        t = t_s[codes == code]
+        try:
+            window = float(str(opts.get("log_avg_msec", ""))) / 1000.0
+        except ValueError:
+            window = float(np.median(np.diff(np.sort(t)))) if len(t) > 1 else 0.0
+        if not runtime or not len(t) or not window > 0:
+            continue
+        epoch = str(meta.get("time_base", "")).startswith("unix")
+        covered = float(t.max() - t.min() + window) if epoch else float(t.max())
+        allowed = CUT_WINDOWS * window + CUT_FRACTION * runtime
+        if runtime - covered <= allowed:
+            continue
+        x = {"job": job, "ends_s": covered, "runtime_s": runtime, "window_s": window}
+        total = companion.values_of(job, d).get({"iops": "total_ios", "bw": "io_bytes"}.get(metric, ""))
+        if total:  # IOs (bytes) its windows hold: all of them when the job's IO stalled, not when the file was cut
+            x["holds"] = float(value[codes == code].sum()) * window / total
+            if 1 - x["holds"] <= allowed / runtime:
+                continue
+        cut[d] = x
+    if cut:
+        meta["cut"] = cut
+        name = Path(companion.path).name
+        meta["partial_reason"] = "; ".join(
+            f"the {d} windows end at {x['ends_s']:.4g} s, job {x['job']!r} ran {x['runtime_s']:.4g} s ({name}; "
+            f"windows of {x['window_s']:g} s, a whole log ends within one of the runtime"
+            + (f"; they hold {100 * x['holds']:.0f} % of its {'IOs' if metric == 'iops' else 'bytes'}"
+               if "holds" in x else "") + "): the log was cut"
+            for d, x in cut.items())
 
 
 def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str, v: np.ndarray,
@@ -440,7 +512,7 @@ def parse(path: Path, data: bytes | None = None, folder: RunFolder | None = None
                                                   5: "time_ms, value, ddir, bs, prio|offset",
                                                   6: "time_ms, value, ddir, bs, offset, prio"}[len(fields)]
         summary, series = _parse_log(path, len(fields), meta, data, folder)
-    return Parsed(path=str(path), kind=kind, meta=meta, summary=summary, series=series)
+    return Parsed(path=str(path), kind=kind, meta=meta, summary=summary, series=series, partial=bool(meta.get("cut")))
 
 
 # --- bounded memory: logs too large to hold ---------------------------------------------------------
