@@ -24,12 +24,26 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".
 
 @dataclass
 class Loaded:
-    """A source's summary rows, what it was (``raw``, ``archive``, ``file``, ``tables``), and the files
-    that failed (path, error) or were not read (path, status: ``empty``, ``unrecognised``)."""
+    """A source's summary rows, what it was (``raw``, ``archive``, ``file``, ``tables``), the files
+    that failed (path, error) or were not read (path, status: ``empty``, ``unrecognised``), the files read
+    ``partial`` (path, why: the reader's ``partial_reason``/``incomplete``) and the ``files`` table (one row
+    per file: ``path`` = the summary's ``source``, ``sha256``, ``status``, …; empty when unknown)."""
     summary: pd.DataFrame
     source: str
     failed: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    files: pd.DataFrame = field(default_factory=pd.DataFrame)
+    partial: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _partial(f: pd.DataFrame) -> list[tuple[str, str]]:
+    """(path, why) of the files of ``f`` (a ``files`` table) read ``partial``."""
+    if not len(f) or "status" not in f:
+        return []
+    from ..overview import partial_reasons
+    part = f[f["status"] == "partial"]
+    metas = part["meta_json"] if "meta_json" in part else [None] * len(part)
+    return [(str(p), "; ".join(partial_reasons(m))) for p, m in zip(part["path"], metas)]
 
 
 def _is_archive(p: Path) -> bool:
@@ -79,7 +93,8 @@ def load(path: str | Path, jobs: int = 1, lenient: bool = False) -> Loaded:
         except TableSetError as e:
             raise IngestError(p, str(e)) from None
         bad = f[f["status"] == "failed"] if "error" in f and "status" in f else None
-        return Loaded(summary, "tables", [] if bad is None else list(zip(bad["path"], bad["error"])))
+        return Loaded(summary, "tables", [] if bad is None else list(zip(bad["path"], bad["error"])), files=f,
+                      partial=_partial(f))
     if p.is_dir():
         return _ingest(p, "raw", jobs, lenient)
     with tempfile.TemporaryDirectory(prefix="cephqos-src-") as tmp:
@@ -96,4 +111,4 @@ def _ingest(root: Path, source: str, jobs: int, lenient: bool = False) -> Loaded
     f = res.files
     skipped = list(zip(f.loc[f["status"].isin(["empty", "unrecognised"]), "path"],
                        f.loc[f["status"].isin(["empty", "unrecognised"]), "status"])) if len(f) else []
-    return Loaded(res.summary, source, res.failed, skipped)
+    return Loaded(res.summary, source, res.failed, skipped, files=f, partial=_partial(f))

@@ -54,18 +54,24 @@ class History:
 
 
 def load_paths(paths: Sequence[str | Path], where: dict[str, str] | None = None,
-               jobs: int = 1) -> tuple[pd.DataFrame, list[str]]:
+               jobs: int = 1, allow_duplicates: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """The summary rows of ``paths`` (:func:`analysis.ingest.anysource.load`: folders, archives, tables)
     with ``where`` applied, ``_ft`` (each file's modification time, unix s, for runs with no time of their
     own; NaN for archives and tables) and, for several paths, ``_dir`` (each path's name: a point) and
-    runs prefixed with the path's index; → (rows, notes on files that failed).  HistoryError for a path
-    with nothing to put in a history; IngestError for one that cannot be read."""
+    runs prefixed with the path's index; → (rows, notes on files that failed or were partial, and on
+    copies).  Runs that hold the same bytes (every file's SHA-256) and ran one workload are one run: the
+    first (in path order, then by name) is kept and the others dropped, with a note, unless
+    ``allow_duplicates`` (:func:`analysis.stats.abtest.copies`).  HistoryError for a path with nothing to put
+    in a history; IngestError for one that cannot be read."""
     from ..ingest.anysource import load
-    from .abtest import select_where
+    from .abtest import copies, copies_notes, drop_copies, run_contents, run_of, select_where
     tables, notes = [], []
     for i, path in enumerate(paths):
         src = load(path, jobs=jobs)
         notes += [f"{path}: {err}" for _, err in src.failed]
+        notes += [f"{path}: {r}: partial: {why}" for r, why in src.partial[:5]]
+        if len(src.partial) > 5:
+            notes.append(f"{path}: +{len(src.partial) - 5} more partial file(s)")
         t = select_where(src.summary, where, path, HistoryError)
         if t.empty:
             raise HistoryError(f"{path}: no benchmark output with a summary to put in a history")
@@ -74,12 +80,29 @@ def load_paths(paths: Sequence[str | Path], where: dict[str, str] | None = None,
             files = pd.Series(t["source"].astype(str).unique())
             mt = {f: (Path(path) / f).stat().st_mtime for f in files if (Path(path) / f).is_file()}
             ft = t["source"].astype(str).map(mt).astype(float)
-        t = t.assign(_ft=ft)
+        f = src.files
+        sha = dict(zip(f["path"].astype(str), f["sha256"].astype("string").fillna(""))) \
+            if len(f) and "sha256" in f and "path" in f else {}
+        t = t.assign(_ft=ft, _content=run_contents(t, sha), _path=i)
         if len(paths) > 1:  # several folders: each is one point (a night), unless the runs name theirs
             run = t["run"].astype("string").fillna(t["source"].astype("string")) if "run" in t else t["source"]
             t = t.assign(run=f"{i}:" + run.astype(str), _dir=Path(path).name)
         tables.append(t)
-    return pd.concat(tables, ignore_index=True), notes
+    s = pd.concat(tables, ignore_index=True)
+    run = run_of(s)
+    order = pd.DataFrame({"run": run, "i": s["_path"]}).drop_duplicates("run").sort_values(["i", "run"])["run"]
+    found = copies(s, s["_content"], extra=SERIES_EXTRA, order=list(order))
+    if len(paths) > 1:  # the notes name a run by its folder, not by the index its name carries here
+        named = lambda r: f"{Path(paths[int(r.split(':', 1)[0])]).name}/{r.split(':', 1)[1]}"  # noqa: E731
+        shown = {"same": [{**g, "kept": named(g["kept"]), "copies": [named(c) for c in g["copies"]]}
+                          for g in found["same"]],
+                 "elsewhere": [{**g, "runs": [named(r) for r in g["runs"]]} for g in found["elsewhere"]]}
+    else:
+        shown = found
+    notes += copies_notes("the history", shown, int(run.nunique()), allow_duplicates)
+    if not allow_duplicates:
+        s = drop_copies(s, found)
+    return s.drop(columns=["_content", "_path"]), notes
 
 
 def run_times(summary: pd.DataFrame) -> pd.Series:
