@@ -9,14 +9,30 @@ import sys
 from pathlib import Path
 
 
+def _out_inside(args: argparse.Namespace) -> str | None:
+    """Why ``--out`` cannot be used for ``ingest DIR``: it is DIR or a folder below it (the next ingest would
+    read the tables as data), else None."""
+    from .ingest.discovery import shown
+    data, out = Path(args.dir).resolve(), Path(args.out).resolve()
+    if data.is_dir() and (out == data or data in out.parents):
+        return (f"--out {shown(args.out)} is inside the folder being ingested, {shown(str(data))}: the next ingest "
+                "would read the tables as data (expected an output folder outside it)")
+    return None
+
+
 def _ingest_dask(args: argparse.Namespace) -> int:
     from .ingest.base import IngestError
+    from .ingest.discovery import shown
     from .ingest.scale import ingest_batches
+    why = _out_inside(args)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     try:
         res = ingest_batches(args.dir, args.out, dask=True, address=args.dask or None, workers=args.workers,
                              progress=None if not args.no_progress else False, lenient=args.lenient)
     except IngestError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
     return _outcome(res.files, res.failed,
                     f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} "
@@ -25,7 +41,10 @@ def _ingest_dask(args: argparse.Namespace) -> int:
 
 
 def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
-    """Print the files per status, the tables line and each failure (file:line: what); the exit code."""
+    """Print the files per status, the tables line and each failure (file:line: what); the exit code.  Names
+    and messages are printed as :func:`~analysis.ingest.discovery.shown` writes them (never a raw control
+    character of a file's name)."""
+    from .ingest.discovery import shown
     counts = files["status"].value_counts().to_dict() if len(files) else {}
     print(f"{len(files)} files: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print(tables_line)
@@ -35,18 +54,18 @@ def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
     for status in ("empty", "unrecognised"):  # not read, not failures (--lenient; fio's empty logs): named
         names = files.loc[files["status"] == status, "path"].astype(str).tolist() if len(files) else []
         if names:
-            print(f"{len(names)} {status} (not read): " + ", ".join(names[:5]) + (" …" if len(names) > 5 else ""),
-                  file=sys.stderr)
+            print(f"{len(names)} {status} (not read): " + ", ".join(map(shown, names[:5]))
+                  + (" …" if len(names) > 5 else ""), file=sys.stderr)
     for state, what in (("missing", "not in MANIFEST.sha256"), ("MISMATCH", "changed since MANIFEST.sha256")):
         names = files.loc[files["manifest"] == state, "path"].astype(str).tolist() \
             if len(files) and "manifest" in files else []
         if names:  # only --lenient reads these
-            print(f"warning: {len(names)} file(s) {what}, read (--lenient): " + ", ".join(names[:5])
+            print(f"warning: {len(names)} file(s) {what}, read (--lenient): " + ", ".join(map(shown, names[:5]))
                   + (" …" if len(names) > 5 else ""), file=sys.stderr)
     if failed:
         print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
         for _, err in failed:
-            print(f"  {err}", file=sys.stderr)
+            print(f"  {shown(str(err))}", file=sys.stderr)
         return 1
     return 0
 
@@ -58,6 +77,11 @@ def _ingest(args: argparse.Namespace) -> int:
     from .ingest.executors import WorkerDied
     from .ingest.scale import ingest_batches
     from .ingest.walk import check_writable, ingest, write_tables
+    from .ingest.discovery import shown
+    why = _out_inside(args)
+    if why:  # before check_writable, which makes the folder
+        print(f"error: {why}", file=sys.stderr)
+        return 2
     try:
         check_writable(args.out)  # before the ingest, not after it: a read-only or full --out fails at once
     except OSError as e:
@@ -79,7 +103,7 @@ def _ingest(args: argparse.Namespace) -> int:
             rows = {"summary": len(one.summary), "series": len(one.series)}
             where = ", ".join(str(p) for p in paths.values())
     except IngestError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
     except WorkerDied as e:
         print(f"error: {e}", file=sys.stderr)
@@ -92,7 +116,7 @@ def _ingest(args: argparse.Namespace) -> int:
         return 3
     rc = _outcome(files, failed, f"{rows.get('summary', 0)} summary rows, {rows.get('series', 0)} series rows → {where}")
     if not rows.get("summary") and not rows.get("series"):
-        print(f"error: {args.dir}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
+        print(f"error: {shown(args.dir)}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
               "cephqos-pg-timeline output below it", file=sys.stderr)
         return 2
     return rc
@@ -103,10 +127,25 @@ def _cores() -> int:
 
 
 def _manifest(args: argparse.Namespace) -> int:
+    """Write DIR/MANIFEST.sha256: exit 2 for a tree that cannot be listed (a special file, a symlink out of
+    it, a folder too deep, no such folder), 3 when the manifest cannot be written."""
+    from .ingest.base import IngestError
+    from .ingest.discovery import shown
     from .ingest.manifest import write_manifest
-    p = write_manifest(Path(args.dir))
-    n = sum(1 for line in p.read_text().splitlines() if line.strip())
-    print(f"{p}: {n} files")
+    if not Path(args.dir).is_dir():
+        print(f"error: {shown(args.dir)}: expected a folder to write MANIFEST.sha256 in", file=sys.stderr)
+        return 2
+    try:
+        p = write_manifest(Path(args.dir))
+    except IngestError as e:
+        print(f"error: {shown(str(e))}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"error: cannot write {shown(str(Path(args.dir) / 'MANIFEST.sha256'))}: {e.strerror or e}",
+              file=sys.stderr)
+        return 3
+    n = p.read_bytes().count(b"\n")  # one line per file (an escaped name holds no newline)
+    print(f"{shown(str(p))}: {n} files")
     return 0
 
 
@@ -362,7 +401,7 @@ def _compare(a: argparse.Namespace) -> int:
         return 2
     try:
         s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs,
-                     metrics=a.metric or ab.DEFAULT_METRICS, allow_duplicates=a.allow_duplicates)
+                     metrics=a.metric or ab.DEFAULT_METRICS)
         for n in s.notes:
             print(f"note: {n}", file=sys.stderr)
         keys = a.key if a.key else ab.workload_keys(s.old, s.new, exclude=s.exclude)
@@ -382,7 +421,6 @@ def _compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
                           "differ": differ, "expected_by_chance": table.attrs.get("expected_by_chance"),
-                          "duplicates": s.duplicates, "notes": s.notes,
                           "rows": json.loads(table.reset_index().to_json(orient="records")),
                           "across_workloads": json.loads(across.reset_index().to_json(orient="records"))},
                          indent=1))
@@ -416,7 +454,7 @@ def _history(a: argparse.Namespace) -> int:
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
-        s, notes = hs.load_paths(a.paths, where, jobs=a.jobs, allow_duplicates=a.allow_duplicates)
+        s, notes = hs.load_paths(a.paths, where, jobs=a.jobs)
         point_key = a.point_key or ("_dir" if len(a.paths) > 1 and not ("point" in s and s["point"].notna().any())
                                     else None)
         h = hs.build(s, metrics=a.metric or hs.DEFAULT_METRICS, keys=a.key, point_key=point_key,
@@ -438,7 +476,7 @@ def _history(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(json.dumps({"summary": head, "min_change_pct": 100 * min_change, "max_p": a.max_p,
                           "min_segment": a.min_segment, "window": a.window,
-                          "changes": json.loads(t.to_json(orient="records")), "notes": notes + h.notes}, indent=1))
+                          "changes": json.loads(t.to_json(orient="records"))}, indent=1))
     else:
         common = hs.common_label(t)
         shown = hs.display(t, drop=common)
@@ -596,9 +634,6 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", default="5%", help="a worse change at least this large is a regression "
                                                      "(default 5%%)")
     p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--allow-duplicates", action="store_true",
-                   help="count runs of one side that hold the same bytes (every file's sha256) as repeats each; "
-                        "by default they are one run, counted once, and a note names them")
     p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 
@@ -620,9 +655,6 @@ def _history_args(p: argparse.ArgumentParser) -> None:
                                                             "(default: anywhere)")
     p.add_argument("--ack", help="CSV of acknowledged changes: point[,metric][,series][,note] "
                                  "(reported, not failed)")
-    p.add_argument("--allow-duplicates", action="store_true",
-                   help="count runs that hold the same bytes (every file's sha256) each; by default they are one "
-                        "run, the first kept, and a note names them")
     p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 
@@ -713,6 +745,51 @@ EXIT_CODES = """exit codes (every command):
 INTERNAL_ERROR = 70
 
 
+def _option_error(a: argparse.Namespace) -> str | None:
+    """Why the options of ``a`` cannot be used (one line), or None: a percentage (``--threshold``,
+    ``--min-change``) that is not a finite number ≥ 0 (``nan``, ``inf`` or a negative one turns the
+    regression gate off), ``--alpha`` outside (0, 1), ``--max-p`` outside (0, 1], an input path that is a
+    FIFO, socket or device (reading one never ends, or is not data)."""
+    import math
+    from .ingest.discovery import shown
+    for opt in ("threshold", "min_change"):
+        v = getattr(a, opt, None)
+        if v is None:
+            continue
+        try:
+            f = float(str(v).strip().removesuffix("%"))
+        except ValueError:
+            f = math.nan
+        if not math.isfinite(f) or f < 0:
+            return f"--{opt.replace('_', '-')} {shown(str(v))}: expected a finite percentage ≥ 0, such as 5 or 5%"
+    for opt, top in (("alpha", False), ("max_p", True)):
+        v = getattr(a, opt, None)
+        if v is not None and not (0 < v < 1 or (top and v == 1)):
+            return (f"--{opt.replace('_', '-')} {v:g}: expected a probability between 0 and 1 "
+                    + ("(0 < p ≤ 1)" if top else "(exclusive)"))
+    if a.cmd in ("compare", "history"):
+        for path in ([a.old, a.new] if a.cmd == "compare" else a.paths):
+            why = _special_file(path)
+            if why:
+                return f"{shown(str(path))}: {why}"
+    return None
+
+
+def _special_file(path: str | None) -> str | None:
+    """What ``path`` is when it is neither a folder nor a regular file (a FIFO, socket, device), else None."""
+    import stat
+    from .ingest.discovery import _FILE_TYPES
+    try:
+        st = os.stat(path) if path is not None else None
+    except OSError:
+        return None  # the command itself says that it cannot be read
+    if st is None or stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+        return None
+    what = next((w for test, w in _FILE_TYPES if test(st.st_mode)), "a special file")
+    return (f"{what}, not a regular file or folder: expected a folder of benchmark outputs, an archive, one "
+            "output file, or ingested tables")
+
+
 def _crash(cmd: str, e: BaseException) -> int:
     """An unexpected exception: one line on stderr and the traceback in a log file; :data:`INTERNAL_ERROR`
     (never 1, which is a finding)."""
@@ -737,6 +814,10 @@ def main(argv: list[str] | None = None) -> int:
     skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
     args = _parser().parse_args(argv)
     try:
+        bad = _option_error(args)
+        if bad:
+            print(f"error: {bad}", file=sys.stderr)
+            return 2
         _set_units(args)
         return args.fn(args)
     except KeyboardInterrupt:

@@ -135,7 +135,7 @@ def test_run_json_tuned_keys_come_from_the_effective_osd_config(tmp_path):
 
 
 def test_cli_lists_bad_files_and_exits_1(tmp_path):
-    root = _tree(tmp_path)
+    root = _tree(tmp_path / "data")  # --out inside the ingested folder is refused (exit 2)
     (root / "broken.json").write_text('{\n  "fio version" : "fio-3.33",\n  "jobs" : [\n')
     (root / "notes.txt").write_text("just notes\n")
     out = tmp_path / "out"
