@@ -401,7 +401,7 @@ def _compare(a: argparse.Namespace) -> int:
         return 2
     try:
         s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs,
-                     metrics=a.metric or ab.DEFAULT_METRICS)
+                     metrics=a.metric or ab.DEFAULT_METRICS, allow_duplicates=a.allow_duplicates)
         for n in s.notes:
             print(f"note: {n}", file=sys.stderr)
         keys = a.key if a.key else ab.workload_keys(s.old, s.new, exclude=s.exclude)
@@ -421,6 +421,7 @@ def _compare(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
                           "differ": differ, "expected_by_chance": table.attrs.get("expected_by_chance"),
+                          "duplicates": s.duplicates, "notes": s.notes,
                           "rows": json.loads(table.reset_index().to_json(orient="records")),
                           "across_workloads": json.loads(across.reset_index().to_json(orient="records"))},
                          indent=1))
@@ -454,7 +455,7 @@ def _history(a: argparse.Namespace) -> int:
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
-        s, notes = hs.load_paths(a.paths, where, jobs=a.jobs)
+        s, notes = hs.load_paths(a.paths, where, jobs=a.jobs, allow_duplicates=a.allow_duplicates)
         point_key = a.point_key or ("_dir" if len(a.paths) > 1 and not ("point" in s and s["point"].notna().any())
                                     else None)
         h = hs.build(s, metrics=a.metric or hs.DEFAULT_METRICS, keys=a.key, point_key=point_key,
@@ -476,7 +477,7 @@ def _history(a: argparse.Namespace) -> int:
     elif a.format == "json":
         print(json.dumps({"summary": head, "min_change_pct": 100 * min_change, "max_p": a.max_p,
                           "min_segment": a.min_segment, "window": a.window,
-                          "changes": json.loads(t.to_json(orient="records"))}, indent=1))
+                          "changes": json.loads(t.to_json(orient="records")), "notes": notes + h.notes}, indent=1))
     else:
         common = hs.common_label(t)
         shown = hs.display(t, drop=common)
@@ -634,6 +635,9 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", default="5%", help="a worse change at least this large is a regression "
                                                      "(default 5%%)")
     p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="count runs of one side that hold the same bytes (every file's sha256) as repeats each; "
+                        "by default they are one run, counted once, and a note names them")
     p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 
@@ -655,6 +659,9 @@ def _history_args(p: argparse.ArgumentParser) -> None:
                                                             "(default: anywhere)")
     p.add_argument("--ack", help="CSV of acknowledged changes: point[,metric][,series][,note] "
                                  "(reported, not failed)")
+    p.add_argument("--allow-duplicates", action="store_true",
+                   help="count runs that hold the same bytes (every file's sha256) each; by default they are one "
+                        "run, the first kept, and a note names them")
     p.add_argument("--format", choices=("text", "csv", "json", "markdown"), default="text")
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 

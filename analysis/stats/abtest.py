@@ -42,6 +42,7 @@ In the spirit of benchstat and CBT's ``compare.py``, with the statistics stated:
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,7 +211,7 @@ def welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
     log = (a > 0).all() and (b > 0).all()
     xa, xb = (np.log(a), np.log(b)) if log else (a, b)
     diff = xb.mean() - xa.mean()
-    if not (xa.var(ddof=1) > 0 or xb.var(ddof=1) > 0):
+    if not (_spread(xa) or _spread(xb)):
         return dict(test="", p=np.nan, d=np.nan, mean=diff, lo=np.nan, hi=np.nan, log=log)
     with warnings.catch_warnings():
         # runs nearly identical (fio's p99 from one histogram bin): scipy warns of precision loss in the
@@ -222,6 +223,12 @@ def welch(a: np.ndarray, b: np.ndarray, alpha: float) -> dict:
     return dict(test="Welch t (log)" if log else "Welch t", p=float(res.pvalue),
                 d=abs(diff) / pooled if pooled > 0 else np.inf, mean=diff, lo=float(ci.low), hi=float(ci.high),
                 log=log, ma=a.mean())
+
+
+def _spread(x: np.ndarray) -> bool:
+    """Whether values differ by more than floating-point rounding (runs given one value each: the mean of six
+    equal logs is not always that log, and a variance of 1e-32 gave p = 1e-70 between two sets of copies)."""
+    return len(x) > 1 and float(np.ptp(x)) > 1e-12 * float(np.abs(x).max())
 
 
 def _pct(w: dict, key: str) -> float:
@@ -471,13 +478,142 @@ def two_valued(summary: pd.DataFrame) -> str | None:
 
 @dataclass
 class Sides:
-    """The two summaries to compare, their names, the split key (kept out of the cell keys) and notes on
-    what was not read (failed, empty or unrecognised files)."""
+    """The two summaries to compare, their names, the split key (kept out of the cell keys), notes on
+    what was not read (failed, empty or unrecognised files, partial ones) and on runs that are copies of
+    each other (``duplicates``: :func:`copies` of each side and between them, for the JSON output)."""
     old: pd.DataFrame
     new: pd.DataFrame
     names: tuple[str, str]
     exclude: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    duplicates: dict = field(default_factory=dict)
+
+
+#: the run of one reporting group of a fio file (``<json>#group<N>``)
+_GROUP = re.compile(r"#group[^/]*$")
+
+
+def run_of(summary: pd.DataFrame) -> pd.Series:
+    """Each row's run: the ``run`` key, else its source file (as :func:`run_values` takes it)."""
+    run = summary["run"].astype("string") if "run" in summary else pd.Series(pd.NA, index=summary.index,
+                                                                             dtype="string")
+    return run.fillna(summary["source"].astype("string"))
+
+
+def run_contents(summary: pd.DataFrame, sha256: Mapping[str, str]) -> pd.Series:
+    """Per row of ``summary``: what its run holds, as text — its reporting group (``#group<N>``: two groups
+    of one file hold the same bytes and are not copies of each other) and the sorted SHA-256 of every file
+    the run's rows come from (``sha256``: path → hash, the ingest's ``files`` table) — NA where a file's hash
+    is unknown.  Two runs with one content hold the same bytes."""
+    run = run_of(summary)
+    sha = summary["source"].astype(str).map(dict(sha256))
+    pairs = pd.DataFrame({"run": run.to_numpy(), "sha": sha.to_numpy()}).drop_duplicates()
+    per_run = {}
+    for r, g in pairs.groupby("run", sort=False)["sha"]:
+        if g.notna().all() and (g.astype(str) != "").all():
+            m = _GROUP.search(str(r))
+            per_run[r] = (m.group() if m else "") + ":" + ",".join(sorted(set(g.astype(str))))
+    return pd.Series(run.map(per_run).to_numpy(), index=summary.index, dtype="string")
+
+
+def _run_workloads(summary: pd.DataFrame, run: pd.Series, extra: Sequence[str] = ()) -> dict[str, str]:
+    """run → the workload it ran, as text (the kinds and :data:`WORKLOAD_KEYS` values of its rows): copies
+    of one workload are repeats of one cell; the same bytes under two workloads are two cells' runs."""
+    keys = [k for k in ("kind", *WORKLOAD_KEYS, *extra) if k in summary]
+    t = pd.DataFrame({k: summary[k].astype("string").fillna("").to_numpy() for k in keys})
+    t["run"] = run.to_numpy()
+    t = t.drop_duplicates()
+    row = t[keys].astype(str).agg("\x1f".join, axis=1) if keys else pd.Series("", index=t.index)
+    return {r: "\x1e".join(sorted(set(g))) for r, g in row.groupby(t["run"], sort=False)}
+
+
+def copies(summary: pd.DataFrame, content: pd.Series, extra: Sequence[str] = (),
+           order: Sequence[str] | None = None) -> dict[str, list]:
+    """The runs of ``summary`` that hold the same bytes (``content``: :func:`run_contents` per row):
+    ``same`` — groups of one workload, each ``{"kept": the first run (``order``, else by name), "copies":
+    the others, "sha256": the files' hashes}``, repeats that are one run; ``elsewhere`` — groups whose runs
+    ran different workloads (kept: they are not repeats of one cell, but one of them is mislabelled)."""
+    run = run_of(summary)
+    t = pd.DataFrame({"run": run.to_numpy(), "content": content.to_numpy()}).dropna().drop_duplicates("run")
+    out: dict[str, list] = {"same": [], "elsewhere": []}
+    if t["content"].duplicated().any():
+        rank = {r: i for i, r in enumerate(order)} if order is not None else {}
+        wl = _run_workloads(summary, run, extra)
+        for c, g in t[t["content"].duplicated(keep=False)].groupby("content", sort=True):
+            runs = sorted(g["run"], key=lambda r: (rank.get(r, len(rank)), r))
+            sha = c.split(":", 1)[1].split(",")
+            by_wl: dict[str, list[str]] = {}
+            for r in runs:
+                by_wl.setdefault(wl.get(r, ""), []).append(r)
+            for rs in by_wl.values():
+                if len(rs) > 1:
+                    out["same"].append({"kept": rs[0], "copies": rs[1:], "sha256": sha})
+            if len(by_wl) > 1:
+                out["elsewhere"].append({"runs": [rs[0] for rs in by_wl.values()], "sha256": sha})
+        first = lambda r: (rank.get(r, len(rank)), r)  # noqa: E731
+        out["same"].sort(key=lambda g: first(g["kept"]))
+        out["elsewhere"].sort(key=lambda g: first(g["runs"][0]))
+    return out
+
+
+def _few(xs: Sequence[str], most: int = 3) -> str:
+    return ", ".join(xs[:most]) + (f" (+{len(xs) - most} more)" if len(xs) > most else "")
+
+
+def copies_notes(name: str, found: Mapping[str, list], runs: int, allowed: bool) -> list[str]:
+    """The ``note:`` lines on one side's (or a history's) :func:`copies`: which runs hold the same bytes,
+    and whether they were counted once (the default) or each (``allowed``: ``--allow-duplicates``)."""
+    notes = []
+    same = found.get("same") or []
+    if same:
+        n = sum(len(g["copies"]) for g in same)
+        how = ("each counted, as --allow-duplicates asks" if allowed else
+               "counted once (--allow-duplicates counts each)")
+        notes.append(f"{name}: {n} of {runs} runs hold the same bytes as another run of the same workload (every "
+                     f"file's sha256 equal), {how}: "
+                     + "; ".join(f"{_few(g['copies'])} = {g['kept']}" for g in same[:3])
+                     + (f"; +{len(same) - 3} more group(s)" if len(same) > 3 else ""))
+    for g in (found.get("elsewhere") or [])[:3]:
+        notes.append(f"{name}: runs {_few(g['runs'])} hold the same bytes (sha256 {g['sha256'][0][:12]}…) under "
+                     "different workload keys: each kept in its own cell")
+    return notes
+
+
+def drop_copies(summary: pd.DataFrame, found: Mapping[str, list]) -> pd.DataFrame:
+    """``summary`` without the rows of the runs :func:`copies` found to repeat a kept one."""
+    gone = {r for g in found.get("same") or [] for r in g["copies"]}
+    return summary[~run_of(summary).isin(gone).to_numpy()] if gone else summary
+
+
+def _copies_of_sides(s: Sides, content: tuple[pd.Series, pd.Series], allowed: bool) -> Sides:
+    """``s`` with each side's copies (:func:`copies`) counted once unless ``allowed``, and notes: which runs
+    were copies, which runs the two sides share, and whether A and B are the same bytes."""
+    info: dict = {"allowed": allowed}
+    sides_ = []
+    for side, label, t, c in (("old", "A", s.old, content[0]), ("new", "B", s.new, content[1])):
+        c = c.reindex(t.index)
+        found = copies(t, c)
+        info[side] = found["same"]
+        info[f"{side}_elsewhere"] = found["elsewhere"]
+        s.notes += copies_notes(f"{label} ({s.names[0 if side == 'old' else 1]})", found, int(run_of(t).nunique()),
+                                allowed)
+        sides_.append((t if allowed else drop_copies(t, found), c))
+    (a, ca), (b, cb) = sides_
+    ra = pd.DataFrame({"run": run_of(a).to_numpy(), "c": ca.reindex(a.index).to_numpy()}).dropna().drop_duplicates()
+    rb = pd.DataFrame({"run": run_of(b).to_numpy(), "c": cb.reindex(b.index).to_numpy()}).dropna().drop_duplicates()
+    shared = ra.merge(rb, on="c", suffixes=("_old", "_new"))
+    info["shared"] = [{"old": o, "new": n} for o, n in zip(shared["run_old"], shared["run_new"])]
+    all_known = len(ra) == run_of(a).nunique() and len(rb) == run_of(b).nunique()
+    info["same_bytes"] = bool(all_known and len(ra) and set(ra["c"]) == set(rb["c"]))
+    if info["same_bytes"]:
+        s.notes.append(f"A and B hold the same bytes: each of their {ra['c'].nunique()} distinct run(s) is on both "
+                       "sides (every file's sha256 equal), so no change can show")
+    elif len(shared):
+        s.notes.append(f"A and B share {len(shared)} run(s) with the same bytes (every file's sha256 equal), one "
+                       "measurement on both sides: " + _few([f"{o} = {n}" for o, n in
+                                                            zip(shared["run_old"], shared["run_new"])]))
+    s.old, s.new, s.duplicates = a, b, info
+    return s
 
 
 def select_where(summary: pd.DataFrame, where: Mapping[str, str] | None, path: str | Path,
@@ -507,29 +643,50 @@ def parse_options(pct: str, where: Sequence[str] | None) -> tuple[float, dict[st
 
 def sides(old: str | Path, new: str | Path | None = None, by: str | None = None, old_value: str | None = None,
           new_value: str | None = None, where: Mapping[str, str] | None = None, jobs: int = 1,
-          prefer: Mapping[str, str] | None = None, metrics: Sequence[str] | None = DEFAULT_METRICS) -> Sides:
+          prefer: Mapping[str, str] | None = None, metrics: Sequence[str] | None = DEFAULT_METRICS,
+          allow_duplicates: bool = False) -> Sides:
     """Load ``old`` and ``new`` (:func:`analysis.ingest.anysource.load`: folders, archives, files or ingested
     tables; each gets the derived key :func:`osd_qos`), keep the rows whose run keys equal ``where`` (e.g.
     ``{"campaign": "qos-v2"}``), or split ``old`` by ``by`` (:func:`split`) when ``new`` is None;
     ``by="auto"`` finds the run set and key holding ``old_value`` and ``new_value`` (:func:`choose`, with
-    ``prefer`` and ``metrics``).  CompareError for a side with no rows, or for neither / both of ``new`` and
-    ``by``; IngestError for a path that cannot be read."""
+    ``prefer`` and ``metrics``).  Runs of one side that hold the same bytes (every file's SHA-256) and ran
+    one workload are one run, counted once (the first by name), unless ``allow_duplicates``; the notes say
+    which, and which runs the two sides share (:func:`copies`, ``Sides.duplicates``).  CompareError for a
+    side with no rows, or for neither / both of ``new`` and ``by``; IngestError for a path that cannot be
+    read."""
+    s = _sides(old, new, by, old_value, new_value, where, jobs, prefer, metrics)
+    return _copies_of_sides(s, s.duplicates.pop("content"), allow_duplicates)
+
+
+def _sides(old: str | Path, new: str | Path | None, by: str | None, old_value: str | None,
+           new_value: str | None, where: Mapping[str, str] | None, jobs: int,
+           prefer: Mapping[str, str] | None, metrics: Sequence[str] | None) -> Sides:
+    """:func:`sides` before its copies are found: ``duplicates["content"]`` holds each side's
+    :func:`run_contents` (aligned on the rows' index)."""
     from ..ingest.anysource import load
     if (new is None) == (by is None):
         raise CompareError("give two data paths (OLD NEW), or one path and a key to split it by (--by KEY)")
     notes: list[str] = []
-    tables = []
+    tables, contents = [], []
     for path in ([old] if new is None else [old, new]):
         src = load(path, jobs=jobs)
         notes += [f"{path}: {err}" for _, err in src.failed]
         if src.skipped:
             notes.append(f"{path}: {len(src.skipped)} file(s) not read (" + ", ".join(
                 f"{r}: {st}" for r, st in src.skipped[:5]) + (", …" if len(src.skipped) > 5 else "") + ")")
+        notes += [f"{path}: {r}: partial: {why}" for r, why in src.partial[:5]]
+        if len(src.partial) > 5:
+            notes.append(f"{path}: +{len(src.partial) - 5} more partial file(s)")
         t = select_where(src.summary, where, path)
         if t.empty:
             raise CompareError(f"{path}: nothing readable (no benchmark output with a summary"
                                + (f" where {', '.join(f'{k}={v}' for k, v in where.items())})" if where else ")"))
         tables.append(t.assign(osd_qos=osd_qos(t)) if "osd_qos" not in t else t)
+        f = src.files
+        sha = dict(zip(f["path"].astype(str), f["sha256"].astype("string").fillna(""))) \
+            if len(f) and "sha256" in f and "path" in f else {}
+        contents.append(run_contents(tables[-1], sha))
+    content = {"content": (contents[0], contents[-1])}
     if new is None and by == "auto":
         if not old_value or not new_value:
             raise CompareError("--by auto needs the two values to compare (--old-value, --new-value)")
@@ -541,13 +698,13 @@ def sides(old: str | Path, new: str | Path | None = None, by: str | None = None,
                 raise
             a, b, va, vb = split(tables[0], key)
             return Sides(a, b, (f"{key}={va}", f"{key}={vb}"), [key],
-                         [*notes, f"{e}; the data has two {key}s instead: compared {vb} against {va}"])
+                         [*notes, f"{e}; the data has two {key}s instead: compared {vb} against {va}"], content)
         a, b, va, vb = split(c.rows, c.key, old_value, new_value)
-        return Sides(a, b, (f"{c.key}={va}", f"{c.key}={vb}"), [c.key], [*notes, c.note])
+        return Sides(a, b, (f"{c.key}={va}", f"{c.key}={vb}"), [c.key], [*notes, c.note], content)
     if new is None:
         a, b, va, vb = split(tables[0], by, old_value, new_value)
-        return Sides(a, b, (f"{by}={va}", f"{by}={vb}"), [by], notes)
-    return Sides(tables[0], tables[1], (str(old), str(new)), [], notes)
+        return Sides(a, b, (f"{by}={va}", f"{by}={vb}"), [by], notes, content)
+    return Sides(tables[0], tables[1], (str(old), str(new)), [], notes, content)
 
 
 def summary_line(table: pd.DataFrame) -> str:
