@@ -479,3 +479,18 @@ def test_the_latency_against_iops_curve_has_a_point_per_test_and_side(tmp_path):
     assert got[("rrt", 127.0, "old")] == pytest.approx((iops, lat), rel=1e-12)
     fig = cbt_curve.latency_vs_iops(table, ("A", "B"))
     assert len([a for a in fig.axes if a.get_visible()]) == 4 and fig.get_label() == cbt_curve.CURVE
+
+
+def test_a_tests_volumes_are_never_split_into_a_and_b(tmp_path):
+    """Two volumes have two images (``target``): without the rule, ``--by auto`` fell back to comparing
+    volume 0 against volume 1 of the same tests."""
+    from analysis.stats import abtest as ab
+    top = assemble(tmp_path / "archive")
+    for out in top.rglob("output.[0-9]"):  # the image of volume N as later CBT names it: <rbdname>-<fqdn>-N
+        text = out.read_text()
+        out.write_text(text.replace('"cbt-librbdfio-img"', f'"cbt-librbdfio-img-localhost-{out.name[-1]}"'))
+    s = ingest(top, progress=False).summary
+    assert s.loc[s["kind"] == "fio-json", "target"].nunique() == 2
+    assert ab.two_valued(s) is None
+    v = ab.run_values(s, ab.workload_keys(s), metrics=("iops",))
+    assert v.groupby(["run", "ddir"]).size().max() == 1  # and each test one run over both images

@@ -136,14 +136,15 @@ def test_json_after_a_stray_byte_and_two_documents_in_one_file(tmp_path):
     p = read(tmp_path / "noise.json")
     assert p.meta["json_offset"] == 1 and p.meta["preamble"] == ">" and p.meta["documents"] == 1
     assert len(set(p.summary["job"].astype(str))) == 6  # four single jobs, two-jobs-4k#0 and #1
-    (tmp_path / "two.json").write_bytes(raw + b"\n" + raw)
+    other = (FIXTURES / "fio_groups" / "unified-rw-reporting.json").read_bytes()
+    (tmp_path / "two.json").write_bytes(raw + b"\n" + other)
     p = read(tmp_path / "two.json")
     assert p.meta["documents"] == 2 and [d["line"] for d in p.meta["document_at"]] == [1, raw.count(b"\n") + 2]
     iops = p.summary[(p.summary["metric"].astype(str) == "iops")]
-    assert len(iops) == 2 * len(_doc()["jobs"])  # neither document dropped
+    assert len(iops) == len(_doc()["jobs"]) + 1  # neither document dropped
     groups = p.meta["workload"]["by_job"]
-    assert {g["fio_group"] for g in groups.values()} == {f"{d}:{g}" for d in (1, 2) for g in range(5)}
-    (tmp_path / "cut.json").write_bytes(raw + b"\n" + raw[: len(raw) // 2])
+    assert {g["fio_group"] for g in groups.values()} == {f"1:{g}" for g in range(5)} | {"2:0"}
+    (tmp_path / "cut.json").write_bytes(raw + b"\n" + other[: len(other) // 2])
     from analysis.ingest import IngestError
     with pytest.raises(IngestError) as ei:
         read(tmp_path / "cut.json")
@@ -209,3 +210,14 @@ def test_unified_rw_reporting_is_read_as_fio_wrote_it():
     s = read(f).summary
     got = s[s["metric"].astype(str).isin(["iops", "bw"])].set_index(["ddir", "metric"])["value"].to_dict()
     assert got == {("mixed", "iops"): job["mixed"]["iops"], ("mixed", "bw"): job["mixed"]["bw_bytes"]}
+
+
+def test_a_json_appended_to_itself_is_refused_not_a_second_run(tmp_path):
+    """The same document twice is damage (a file appended to itself), not two runs of 2 × the IOPS."""
+    from analysis.ingest import IngestError, read
+    raw = SWEEP.read_bytes()
+    (tmp_path / "twice.json").write_bytes(raw + raw)
+    with pytest.raises(IngestError) as ei:
+        read(tmp_path / "twice.json")
+    assert "document 2 of this file is the same as document 1" in str(ei.value)
+    assert ei.value.line == raw.count(b"\n") + 1

@@ -135,6 +135,7 @@ def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, A
     dup = [0]
     decoder = json.JSONDecoder(object_pairs_hook=_pairs_hook(dup))
     docs: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}  # a document's text → its number
     where: list[dict[str, int]] = []
     pos, end = 0, 0
     while True:
@@ -157,6 +158,11 @@ def load_all(path: Path, data: bytes) -> tuple[list[dict[str, Any]], dict[str, A
         if _SURROGATE_ESCAPE.search(text, pos, end) and (bad := _lone_surrogate(doc)) is not None:
             raise IngestError(path, f"expected UTF-8 text: a \\u escape that is no character (a lone surrogate) "
                                     f"in {bad[:40].encode('utf-8', 'backslashreplace').decode()!r}", line=first_line)
+        if text[pos:end] in seen:  # the same run twice is a file appended to itself, not a second run
+            raise IngestError(path, f"fio JSON document {len(docs) + 1} of this file is the same as document "
+                                    f"{seen[text[pos:end]]} (a file appended to itself?): expected one run's "
+                                    "output, or different runs", line=first_line)
+        seen[text[pos:end]] = len(docs) + 1
         docs.append(doc)
         where.append({"line": first_line, "offset": start + len(text[:pos].encode("utf-8"))})
         nxt = _START_TEXT.search(text, end)

@@ -472,7 +472,10 @@ def split(summary: pd.DataFrame, by: str, old: str | None = None, new: str | Non
 
 def two_valued(summary: pd.DataFrame) -> str | None:
     """The first of :data:`CONTRAST_KEYS` that has exactly two values in ``summary`` (a bench_fio output of
-    two targets), else None."""
+    two targets), else None.  Rows of CBT tests (``total_iodepth``) are left out: their ``target`` is one
+    volume's image, and the volumes of a test are one run, never A against B."""
+    if "total_iodepth" in summary:
+        summary = summary[summary["total_iodepth"].isna()]
     return next((k for k in CONTRAST_KEYS if len(_values(summary, k)) == 2), None)
 
 
