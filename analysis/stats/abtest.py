@@ -181,7 +181,7 @@ def _workloads(v: pd.DataFrame, keys: Sequence[str], most: int = 3) -> str:
         kinds = v["kind"].value_counts()
         return ", ".join(kinds.index[:most]) + (f" (+{len(kinds) - most} more)" if len(kinds) > most else "")
     combos = v.drop_duplicates([*shown, "run"])[shown].value_counts(sort=True)
-    words = [" ".join(_kv(k, x) for k, x in zip(shown, c) if x) or "(no workload keys)" for c in combos.index[:most]]
+    words = [" ".join(_words(k, x) for k, x in zip(shown, c) if x) or "(no workload keys)" for c in combos.index[:most]]
     return ", ".join(words) + (f" (+{len(combos) - most} more)" if len(combos) > most else "")
 
 
@@ -786,6 +786,26 @@ def _kv(k: str, v: str) -> str:
     return v if k in _BARE else f"{k}={v}"
 
 
+def _human(k: str, v: str) -> str:
+    """A key's value for a sentence: sizes (``*_B``) in IEC units (``4 GiB``), the rest as they are."""
+    if not k.endswith("_B"):
+        return v
+    try:
+        n = float(v)
+    except ValueError:
+        return v
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:g} {unit}"
+        n /= 1024
+    return v
+
+
+def _words(k: str, v: str) -> str:
+    """``key=value`` with the value in :func:`_human` units (a sentence, not a table cell)."""
+    return v if k in _BARE else f"{k}={_human(k, v)}"
+
+
 def _recorded(t: pd.DataFrame, k: str) -> list[str]:
     """The distinct values of cell key ``k`` where a cell has one (a cell without it holds '')."""
     return [v for v in t[k].astype(str).unique() if v]
@@ -804,7 +824,8 @@ def header(table: pd.DataFrame, differ: Mapping[str, tuple[list[str], list[str]]
     t = table.index.to_frame(index=False)
     const = [_kv(k, _recorded(t, k)[0]) for k in table.attrs.get("keys", []) if k in t and len(_recorded(t, k)) == 1]
     out = [f"every cell (that records it): {' '.join(const)}"] if const else []
-    also = [f"{k} {', '.join(a)} vs {', '.join(b)}" for k, (a, b) in (differ or {}).items()]
+    also = [f"{k} {', '.join(_human(k, x) for x in a)} vs {', '.join(_human(k, x) for x in b)}"
+            for k, (a, b) in (differ or {}).items()]
     if also:
         out.append(f"also differ (not cell keys): {'; '.join(also)}")
     return out
