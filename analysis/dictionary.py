@@ -46,8 +46,8 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "repeat, iodepth, op_size, bs_B, numjobs, concurrent_ops, concurrent_procs, vol_size, plan_order, "
                 "attempt, device_size_mib, max_scrubs, scrub_cost, requested_scrub_priority",
      "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
-     "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a value "
-     "that is not a number leaves its column as strings (analysis.ingest.keys.typed_keys)"),
+     "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a run.json "
+     "or CBT value of such a key that is not a finite number fails that file (analysis.ingest.keys)"),
     ("summary", "rw, rwmixread, bs, bs_B, bs_read_B, bs_write_B, iodepth, numjobs, ioengine, direct, size_B, "
                 "runtime_s, time_based, target, fio_version",
      "the workload fio recorded in its own JSON (global options, then each job's; analysis.ingest.fio_workload), "
@@ -63,7 +63,16 @@ TABLES: tuple[tuple[str, str, str], ...] = (
     ("summary", "fio_timestamp", "fio JSON: the report's ``timestamp`` (unix s, when fio wrote it), on the JSON's "
                                  "rows: a run's time where no run.json says when it started (python -m analysis history)"),
     ("summary", "run (fio)", "without a run.json or CBT run: the fio JSON's path, on its rows and its logs' (one fio "
-                             "invocation is one run)"),
+                             "invocation is one run); <path>#group<N> for each reporting group of a file whose jobs "
+                             "ran one after another (stonewall, new_group, wait_for)"),
+    ("summary", "fio_group, ramp_time_s, fio_options, fio_jobfile",
+     "fio: a job's reporting group where a file holds several (groupid; <document>:<groupid> for several JSON "
+     "documents in one file; <groupid>.<job> for a job that waited for another); ramp_time in s; every other "
+     "option that changes the IO, as name=value pairs in name order (not the job name, filename, log or report "
+     "options); the job file a text output's workload came from"),
+    ("summary", "workload, total_iodepth, volume, client_host",
+     "CBT's workloads layout: the workload's name, the test's total depth over its volumes, the output's volume "
+     "number and the client host, from benchmark_config.yaml and the test folder; run = the test folder"),
     ("files", "workload_conflict", "where run.json or CBT's YAML and the fio JSON's options disagree (rw, bs_B, iodepth, "
                                    "numjobs, ioengine, direct, rwmixread; CBT mode and op_size), e.g. 'iodepth: "
                                    "run.json 16, fio 32'; the run context's value is kept"),
