@@ -1,4 +1,4 @@
-"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|failures|claims|pilot|cbt-pilot|compare|dictionary`` (``--help`` on each)."""
+"""Command line: ``python -m analysis ingest|manifest|report|run-notebook|deps|failures|claims|pilot|cbt-pilot|compare|history|stale|dictionary`` (``--help`` on each)."""
 
 from __future__ import annotations
 
@@ -91,17 +91,23 @@ def _ingest(args: argparse.Namespace) -> int:
     jobs = args.jobs or _cores()
     try:
         if Path(args.dir).is_dir():  # bounded memory: batches written as parts, merged one at a time
-            res = ingest_batches(args.dir, args.out, jobs=jobs, lenient=args.lenient, progress=progress)
-            files, failed, rows = res.files, res.failed, res.rows
+            res = ingest_batches(args.dir, args.out, jobs=jobs, lenient=args.lenient, progress=progress,
+                                 keep_previous=True)  # nothing readable: the previous tables stay
+            files, failed, rows, installed = res.files, res.failed, res.rows, res.installed
             where = (", ".join(str(Path(args.out) / f"{t}.parquet") for t in rows)
                      + f" ({len(files)} files in {res.batches} batches on {res.workers} process(es): read "
                      f"{res.stages['read']:.1f} s, merge {res.stages['merge']:.1f} s)")
         else:  # one file: in memory
+            inputs = _one_file_inputs(Path(args.dir))  # stat'ed before it is read (store.stale)
             one = ingest(args.dir, progress=progress, jobs=1, lenient=args.lenient)
-            paths = write_tables(one, args.out)
             files, failed = one.files, one.failed
             rows = {"summary": len(one.summary), "series": len(one.series)}
-            where = ", ".join(str(p) for p in paths.values())
+            # nothing readable: the previous tables stay (without any, the empty set says what was found)
+            installed = bool(rows["summary"] or rows["series"]) or not (Path(args.out) / "tables.json").is_file()
+            if installed:
+                inputs["files"][0][2] = str(files["sha256"].iloc[0]) if "sha256" in files and len(files) \
+                    and isinstance(files["sha256"].iloc[0], str) else None
+                where = ", ".join(str(p) for p in write_tables(one, args.out, inputs=inputs).values())
     except IngestError as e:
         print(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
@@ -114,12 +120,30 @@ def _ingest(args: argparse.Namespace) -> int:
               + ("the previous tables are unchanged)" if kept else "no complete table set is left there: "
                  "readers refuse it until an ingest succeeds)"), file=sys.stderr)
         return 3
+    if not installed:  # nothing readable (an empty or unmounted folder): the previous set is kept as it was
+        _outcome(files, failed, f"0 summary rows, 0 series rows: nothing written to {args.out}")
+        print(f"error: {shown(args.dir)}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
+              f"cephqos-pg-timeline output below it; the previous tables in {args.out} are unchanged", file=sys.stderr)
+        return 2
     rc = _outcome(files, failed, f"{rows.get('summary', 0)} summary rows, {rows.get('series', 0)} series rows → {where}")
     if not rows.get("summary") and not rows.get("series"):
         print(f"error: {shown(args.dir)}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
               "cephqos-pg-timeline output below it", file=sys.stderr)
         return 2
     return rc
+
+
+def _one_file_inputs(path: Path) -> dict:
+    """:func:`analysis.store.inputs_record` of an ingest of the one file ``path`` (its folder's manifest entry
+    for it, as :func:`analysis.ingest.walk.ingest` checks it), its SHA-256 to be filled in once it was read."""
+    import time
+    from .ingest.manifest import load_manifest
+    from .store import inputs_record, stat_signature
+    began, f = time.time_ns(), path.resolve()
+    manifest = load_manifest(f.parent)
+    if manifest is not None:
+        manifest = {f.name: manifest[f.name]} if f.name in manifest else {}
+    return inputs_record(f, began, [f.name], [stat_signature(f)], [None], manifest)
 
 
 def _cores() -> int:
@@ -666,6 +690,27 @@ def _history_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1, help="processes reading raw files (default 1)")
 
 
+def _stale_args(p: argparse.ArgumentParser) -> None:
+    """``stale``'s arguments."""
+    p.add_argument("dir", metavar="DATA", help="the folder (or one file) the tables were ingested from")
+    p.add_argument("--processed", required=True, help="the folder of the tables and their tables.json")
+    p.add_argument("--hash-all", action="store_true", help="re-hash every file, not only those whose size, "
+                   "mtime, ctime or inode changed since the ingest stat'ed them")
+
+
+def _stale(a: argparse.Namespace) -> int:
+    """Exit 0 when PROCESSED holds what an ingest of DATA would write now, 1 when not; one line either way
+    (:func:`analysis.store.stale`: by content, whatever the mtimes say)."""
+    from .ingest.discovery import shown
+    from .store import stale
+    why, n = stale(a.dir, a.processed, hash_all=a.hash_all)
+    if why:
+        print(f"stale: {shown(why)}")
+        return 1
+    print(f"fresh: {n['files']} files as the ingest read them, {n['hashed']} re-hashed")
+    return 0
+
+
 def _dictionary_args(p: argparse.ArgumentParser) -> None:
     """``dictionary``'s arguments."""
     p.add_argument("--readme", default="docs/tables.md", help="the Markdown file to update, - for stdout "
@@ -715,6 +760,8 @@ _SUBCOMMANDS = {
     "history": ("change points across runs in time (analysis.stats.history): per cell and metric, "
                 "each change with its size, CI and p; exit 1 on an unacknowledged regression", _history_args,
                 _history),
+    "stale": ("whether the tables in PROCESSED are what an ingest of DATA would write now, by content (exit 0 "
+              "fresh, 1 stale; one line says why): the Makefile's data step", _stale_args, _stale),
     "dictionary": ("write the data dictionary (every table, column and metric with its "
                    "unit; analysis.dictionary) into docs/tables.md's section", _dictionary_args, _dictionary),
     "claims": ("the claims of the two mClock-vs-WPQ studies with a verdict on our campaign(s) "
@@ -748,8 +795,33 @@ EXIT_CODES = """exit codes (every command):
   3   cannot write the output (ingest: --out read-only or full)
   4   a worker process died (ingest)
   70  internal error (a bug here, not your data): one line, the traceback in the log file it names
-  130 interrupted (Ctrl-C); 141 the output's reader closed the pipe (`| head`)"""
+  130 interrupted (Ctrl-C); 141 the output's reader closed the pipe (`| head`)
+  143 terminated (SIGTERM), with one line saying so (ingest: whether the previous tables are unchanged)"""
 INTERNAL_ERROR = 70
+#: the exit code of a command ended by SIGTERM (128 + 15, what a shell reports for a process it killed)
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that what a command was doing
+    unwinds the same way (temp files, staging folders and worker pools cleaned up by their ``finally``)."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM while unwinding ends it at once
+    raise Terminated()
+
+
+def _stopped(cmd: str, args: argparse.Namespace, how: str) -> str:
+    """The one line printed when ``cmd`` is interrupted or terminated (``how``); for ``ingest``, whether
+    ``--out`` still holds the previous set (its ``tables.json`` is withdrawn only while tables are renamed)."""
+    if cmd != "ingest" or not getattr(args, "out", None):
+        return f"{cmd}: {how}"
+    kept = (Path(args.out) / "tables.json").is_file()
+    return f"{cmd}: {how}; " + ("the previous tables are unchanged" if kept else
+                                "no complete table set is left in " + str(args.out)
+                                + ": readers refuse it until an ingest succeeds")
 
 
 def _option_error(a: argparse.Namespace) -> str | None:
@@ -820,6 +892,21 @@ def main(argv: list[str] | None = None) -> int:
     from .speedups import skip_iri_grammar
     skip_iri_grammar()  # run-notebook, report and deps import nbformat: 1 s less each
     args = _parser().parse_args(argv)
+    import signal
+    import threading
+    own = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # not where a host set its own (a notebook, pytest)
+    if own:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _main(args)
+    finally:
+        if own:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(args: argparse.Namespace) -> int:
+    """:func:`main` once the arguments are parsed: the command, and its exit code for every way it ends."""
     try:
         bad = _option_error(args)
         if bad:
@@ -827,8 +914,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _set_units(args)
         return args.fn(args)
+    except Terminated:
+        print(_stopped(args.cmd, args, "terminated (SIGTERM)"), file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:
-        print(f"{args.cmd}: interrupted", file=sys.stderr)
+        print(_stopped(args.cmd, args, "interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of the output went away (`| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -83,6 +83,14 @@ def _code_digest() -> str:
     return h.hexdigest()[:12]
 
 
+def _libraries() -> dict[str, str]:
+    """The versions of what writes the tables besides the ingest code: a venv upgraded is another ingest."""
+    import sys
+    import pyarrow
+    return {"python": sys.version.split()[0], "numpy": np.__version__, "pandas": pd.__version__,
+            "pyarrow": pyarrow.__version__}
+
+
 def _manifest_digest(root: str | Path | None) -> str | None:
     if root is None:
         return None
@@ -189,7 +197,7 @@ def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path
     out = Path(out)
     tables = {n: measure(out, n) for n in names}
     rec = {"written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "code": _code_digest(), "manifest_sha256": _manifest_digest(root),
+           "code": _code_digest(), "libraries": _libraries(), "manifest_sha256": _manifest_digest(root),
            "source": None if root is None else str(Path(root).resolve()),
            "tables": tables, "sha256": {n: table_sha256(out, n) for n in names},
            "inputs": None if inputs is None else {**{k: v for k, v in inputs.items() if k != "files"},
@@ -343,6 +351,9 @@ def stale(data: str | Path, processed: str | Path, hash_all: bool = False) -> tu
     code = _code_digest()
     if rec.get("code") != code:
         return f"the ingest code changed since the tables were written (code {rec.get('code')} → {code})", counts
+    libs = _libraries()
+    if rec.get("libraries") != libs:
+        return f"the libraries changed since the tables were written ({rec.get('libraries')} → {libs})", counts
     record = rec.get("inputs")
     if not isinstance(record, dict):
         return f"{out / RECORD} records no inputs (written by an ingest that does not record them)", counts

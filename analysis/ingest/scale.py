@@ -77,6 +77,8 @@ class ScaleResult:
     #: wall seconds per stage (``read`` — the batches, each batch's parts merged into its
     #: table's file as it arrives; ``merge`` — what is left after the last batch: finishing the files)
     stages: dict[str, float] = field(default_factory=dict)
+    #: whether the set was switched in (False: ``keep_previous`` and no row; the previous set is untouched)
+    installed: bool = True
 
 
 #: the last this fraction of the bytes goes in batches a :data:`TAPER_DIVISOR` th the size
@@ -391,7 +393,7 @@ def _size(p: Path) -> int:
 def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bool = False,
                    batch_bytes: int = 128 << 20, batch_files: int = 1000, progress: bool | None = None,
                    dask: bool = False, address: str | None = None, workers: int | None = None,
-                   client=None) -> ScaleResult:
+                   client=None, keep_previous: bool = False) -> ScaleResult:
     """Read every file below ``root`` in batches and write its tables under ``out`` with bounded memory;
     the one batch ingest, with one choice of executor (:mod:`.executors`):
 
@@ -403,9 +405,15 @@ def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bo
 
     Everything is staged in ``out/.ingest-<pid>/`` and the set switched in with ``tables.json`` last.  A
     worker that dies (any signal) raises :class:`.executors.WorkerDied` naming the files not read; nothing
-    is written then."""
+    is written then.  ``keep_previous``: a tree that gave no summary and no series row (an empty or unmounted
+    folder, nothing readable) does not replace the set ``out`` holds (``installed`` False); without one, its
+    empty set is written (its files table says what was found).
+    The set records each file's stat signature from before it was read and the SHA-256 of what was read
+    (``tables.json``'s ``inputs``: :func:`analysis.store.stale` compares a tree with it by content)."""
     t0 = time.perf_counter()
+    began_ns = time.time_ns()  # before the listing: a file changed after it is re-hashed by store.stale
     root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files, spread=not dask)
+    signatures = [tset.stat_signature(p) for p in paths]  # before any file is read
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)
@@ -429,7 +437,9 @@ def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bo
             n_workers = ex.workers
         t_read = time.perf_counter()
         files, failed = _collect(results, rels, manifest)
-        rows = stage.install(out, files, results, root)
+        shas = files["sha256"].iloc[:len(rels)].tolist() if "sha256" in files else []  # walk order, as rels
+        rows = stage.install(out, files, results, root, tset.inputs_record(root, began_ns, rels, signatures, shas,
+                                                                          manifest), keep_previous)
     finally:
         stage.abort()
         if bar is not None:
@@ -437,7 +447,8 @@ def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bo
         shutil.rmtree(tmp, ignore_errors=True)
     t1 = time.perf_counter()
     return ScaleResult(files=files, failed=failed, rows=rows, batches=len(batches), workers=n_workers,
-                       seconds=t1 - t0, stages={"read": t_read - t0, "merge": t1 - t_read})
+                       seconds=t1 - t0, stages={"read": t_read - t0, "merge": t1 - t_read},
+                       installed=stage.installed)
 
 
 def _run_batch_here(*args) -> dict[str, Any]:
@@ -468,7 +479,7 @@ class _Staged:
     it); without, the parts stay as the partitioned layout."""
 
     def __init__(self, tmp: Path, merge: bool):
-        self.tmp, self.merge = tmp, merge
+        self.tmp, self.merge, self.installed = tmp, merge, False
         self.mergers = {name: tset.PartMerger(tmp / f"{name}.parquet") for name in TABLES} if merge else {}
 
     def batch_done(self, i: int) -> None:
@@ -476,16 +487,23 @@ class _Staged:
             if (self.tmp / name).is_dir():
                 m.add(sorted((self.tmp / name).glob(f"part-{i:06d}*{TEMP_SUFFIX}")))
 
-    def install(self, out: Path, files: pd.DataFrame, results: list[dict[str, Any]], root: Path) -> dict[str, int]:
-        """Switch the set into ``out`` (``tables.json`` last); the rows written per table."""
+    def install(self, out: Path, files: pd.DataFrame, results: list[dict[str, Any]], root: Path,
+                inputs: dict[str, Any] | None = None, keep_previous: bool = False) -> dict[str, int]:
+        """Switch the set into ``out`` (``tables.json`` last, ``inputs``: the files read, see
+        :func:`analysis.store.commit`); the rows written per table.  ``keep_previous``: without a summary or
+        series row, a complete set already in ``out`` is not replaced (``installed`` stays False)."""
         tmp = self.tmp
         tset.write_parquet(files, tmp / "files.parquet")
         if not self.merge:
+            rows = {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
+            if keep_previous and not rows.get("summary") and not rows.get("series") and (out / tset.RECORD).is_file():
+                return rows  # nothing readable: the previous set stays as it was
             tset.begin(out)  # no complete set in out until commit
             _swap_in(tmp, out, TABLES)
             os.replace(tmp / "files.parquet", out / "files.parquet")
-            tset.commit(out, ["files", *[t for t in TABLES if (out / t).is_dir()]], root)
-            return {t: sum(r["rows"].get(t, 0) for r in results) for t in TABLES}
+            tset.commit(out, ["files", *[t for t in TABLES if (out / t).is_dir()]], root, inputs)
+            self.installed = True
+            return rows
         rows: dict[str, int] = {}
         for name, m in self.mergers.items():
             if m.parts:
@@ -495,8 +513,11 @@ class _Staged:
                 df = getattr(assemble([], [], None), name)
                 tset.write_parquet(tset.stored_series(df) if name == "series" else df, tmp / f"{name}.parquet")
                 rows[name] = 0
+        if keep_previous and not rows.get("summary") and not rows.get("series") and (out / tset.RECORD).is_file():
+            return rows  # nothing readable: the previous set stays as it was
         tset.install(out, {n: tmp / f"{n}.parquet" for n in ("files", *TABLES) if (tmp / f"{n}.parquet").is_file()},
-                     root)
+                     root, inputs)
+        self.installed = True
         return rows
 
     def abort(self) -> None:

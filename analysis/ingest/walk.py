@@ -220,14 +220,22 @@ def ingest_file(p: Path, root: Path, ctx: dict[str, Any], manifest: dict[str, st
     fs_rel = p.relative_to(root).as_posix()  # the file system's name (os.fsdecode); the tables' is table_path's
     rel = table_path(fs_rel)
     keys = {k: (str(v) if v is not None else None) for k, v in ctx.items() if k != "context_source"}
-    why, st = refusal_stat(p, root)
+    try:
+        why, st = refusal_stat(p, root)
+    except RuntimeError:  # Path.resolve() on a symlink loop: Python 3.11 raises RuntimeError, not OSError
+        why, st = "cannot read: a symlink loop (expected a regular file in the tree)", None
     if why:
         row0 = {"path": rel, "status": "failed", "error": f"{rel}: {shown(why)}", "kind": None, **keys}
         return FileOutcome(row0, failed=[(rel, row0["error"])])
     raw = _read_once(p, st.st_size)  # a file up to ONE_READ_BYTES is read once: hashed, sniffed and parsed from memory
     plain = raw if raw is not None and compression(raw[:8]) is None else None
-    row: dict[str, Any] = {"path": rel, "size_bytes": st.st_size,
-                           "sha256": hashlib.sha256(raw).hexdigest() if raw is not None else sha256_file(p),
+    try:
+        sha = hashlib.sha256(raw).hexdigest() if raw is not None else sha256_file(p)
+    except OSError as e:  # stat'ed but not readable (no read permission, an I/O error): this file fails, not the ingest
+        row0 = {"path": rel, "size_bytes": st.st_size, "status": "failed", "kind": None,
+                "error": f"{rel}: cannot read: {e.strerror or e}", **keys}
+        return FileOutcome(row0, failed=[(rel, row0["error"])])
+    row: dict[str, Any] = {"path": rel, "size_bytes": st.st_size, "sha256": sha,
                            "kind": None, "tool_version": None, "status": "ok", "error": None,
                            "error_line": None, "partial": False, "meta_json": None}
     row.update(keys)
@@ -643,10 +651,12 @@ def remove_stale_temps(out: Path) -> list[Path]:
     return gone
 
 
-def write_tables(result: IngestResult, out: str | Path, root: str | Path | None = None) -> dict[str, Path]:
+def write_tables(result: IngestResult, out: str | Path, root: str | Path | None = None,
+                 inputs: dict[str, Any] | None = None) -> dict[str, Path]:
     """Write files/summary/series Parquet as one set: all to temp files first, then ``tables.json`` withdrawn,
     each table renamed into place, and ``tables.json`` written last (:mod:`analysis.store`; ``root``: the ingested
-    tree, whose manifest digest it records).  Temp files of killed earlier runs are removed first."""
+    tree, whose manifest digest it records; ``inputs``: the files read, :func:`analysis.store.inputs_record`).
+    Temp files of killed earlier runs are removed first."""
     from .. import store as tset
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -658,7 +668,7 @@ def write_tables(result: IngestResult, out: str | Path, root: str | Path | None 
         for name, df in tables.items():
             tmp = tmps[name] = out / f".{name}.parquet.tmp-{os.getpid()}"  # removed below even if half-written
             tset.write_parquet(df, tmp)
-        return tset.install(out, tmps, root)
+        return tset.install(out, tmps, root, inputs)
     finally:
         for tmp in tmps.values():
             if tmp.exists():
