@@ -62,17 +62,27 @@ tools:
 	    apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 $$missing >/dev/null; \
 	  else echo "missing: $$missing — sudo apt-get install $$missing (tests that need them will skip)"; fi; }
 
-# --- data: raw → processed (a DAG step; re-runs when raw changes) -------------------------------------
-# Re-ingest when DATA names another folder (data-dir.txt changes), when any file or folder below it is
-# newer than the tables (find stops at the first; folders catch added and removed files), or when the
-# ingest code changes.  (12.5 k raw files as make prerequisites cost make 4.5 s per check here.)
+# --- data: raw → processed (a DAG step; re-runs when raw content changes) ------------------------------
+# Re-ingest when the tables are not what an ingest of DATA would write now, decided by content, never by
+# mtimes (`analysis stale`, on every make: FORCE): the tables' SHA-256s against tables.json, the ingest
+# code's digest, DATA's path and manifest entries, DATA's list of files, and each file's (size, mtime,
+# ctime, inode) against what the ingest recorded before reading it, a file whose signature moved re-hashed
+# against the SHA-256 of what it read.  `cp -p`, `rsync -t` and `touch -r` set an old mtime back, which
+# `find -newer` took for "unchanged"; none can set the ctime.  The venv and the folder named are order-only
+# prerequisites: the check compares the library versions and DATA's path itself, so a venv touched by a
+# rebuild of the C part, or an identical reinstall, re-ingests nothing.  The report recipe's later sub-makes
+# pass TABLES_CHECKED=yes: one check per `make report`.  (12.5 k raw files as make prerequisites cost make
+# 4.5 s per check here.)
 .PHONY: FORCE
 $(PROC)/data-dir.txt: FORCE
 	@mkdir -p $(PROC); echo "$(abspath $(DATA))" | cmp -s - $@ || echo "$(abspath $(DATA))" > $@
 # ingest exit 1 = some files failed and the tables hold the rest: the report is made from what was read,
 # and `analysis failures` ends `make report` with exit 1 naming them (file:line: what was expected)
-$(PROC)/tables.json: .venv/.installed .venv/.native $(PROC)/data-dir.txt $(shell find $(DATA) -newer $(PROC)/tables.json -print -quit 2>/dev/null) $(shell find analysis/ingest -name '*.py') analysis/store.py
-	@echo "ingest $(DATA) → $(PROC):"; start=$$EPOCHREALTIME; \
+$(PROC)/tables.json: $(if $(TABLES_CHECKED),,FORCE) | .venv/.installed .venv/.native $(PROC)/data-dir.txt
+	@start=$$EPOCHREALTIME; why=$$($(PY) -m analysis stale $(DATA) --processed $(PROC)) && { \
+	  printf '  %-28s %6.1f s  (%s)\n' "tables current" "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')" \
+	    "$${why#fresh: }"; exit 0; }; \
+	  echo "ingest $(DATA) → $(PROC) ($${why#stale: }):"; start=$$EPOCHREALTIME; \
 	  $(PY) -m analysis ingest $(DATA) --out $(PROC) --no-progress || [ $$? -eq 1 ]; rc=$$?; \
 	  printf '  %-28s %6.1f s\n' ingest "$$(echo "$$EPOCHREALTIME $$start" | awk '{print $$1 - $$2}')"; exit $$rc
 data: $(PROC)/tables.json
@@ -120,13 +130,15 @@ $(REPORTS)/dataset.txt: FORCE
 # Quiet: run-notebook prints one line per notebook (its name and seconds); papermill's progress bar is off
 # and what the kernel says on stderr goes to $(REPORTS)/.logs/NAME.log, printed when the notebook fails.
 # It also renders the notebook's report section (--section, cached in $(REPORTS)/.sections/), in parallel.
+# The executed notebook is written to a temp file and renamed; the temp is removed however the recipe ends
+# (a failed cell, a full disk, Ctrl-C, SIGTERM: the trap), so no half-written notebook is left behind.
 $(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY) $(REPORTS)/dataset.txt
-	@mkdir -p $(REPORTS)/.logs
-	@$(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" --section $* \
-	  $< $@.tmp.ipynb -- --no-progress-bar --log-level WARNING -p data_dir "$(abspath $(DATA))" \
+	@mkdir -p $(REPORTS)/.logs; tmp="$@.tmp.ipynb"; trap 'rm -f "$$tmp"' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
+	  $(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" --section $* \
+	  $< "$$tmp" -- --no-progress-bar --log-level WARNING -p data_dir "$(abspath $(DATA))" \
 	  -p processed_dir "$(abspath $(PROC))" $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks \
-	  2> $(REPORTS)/.logs/$*.log || { cat $(REPORTS)/.logs/$*.log >&2; exit 1; }
-	@mv $@.tmp.ipynb $@
+	  2> $(REPORTS)/.logs/$*.log || { cat $(REPORTS)/.logs/$*.log >&2; exit 1; }; \
+	  mv "$$tmp" $@
 $(REPORTS)/%.html: $(REPORTS)/%.ipynb
 	$(PY) -m jupyter nbconvert --to html --no-input --output-dir $(REPORTS) --output $*.html $< --log-level WARN
 # notebooks and the claims run as many at a time as the machine has cores (REPORT_JOBS) once the data is
@@ -144,19 +156,25 @@ $(REPORTS)/claims.csv: $(ANALYSIS_PY) $(REPORTS)/dataset.txt
 # with this recipe; the kernelspec in $(REPORTS)/.kernel, first on JUPYTER_PATH, points papermill's python3
 # kernels at it.  FORK_KERNELS=no: every kernel a new process, as `make $(REPORTS)/NN-….ipynb` alone does.
 FORK_KERNELS ?= yes
+# One `make report` at a time per REPORTS: a second one (they would race on the same temp notebooks and page)
+# exits 2 at once, saying so.  The lock is fd 9 on $(REPORTS)/.lock (flock, util-linux), held by this recipe
+# and its children until the last ends; the kernel server does not take it (9>&-), so no kernel outlives it.
 report:
-	@start=$$EPOCHREALTIME; \
+	@mkdir -p $(REPORTS) && exec 9>>"$(REPORTS)/.lock" && if ! flock -n 9; then \
+	    echo "another make report is running on $(REPORTS) ($(REPORTS)/.lock is locked): nothing done, exit 2" >&2; \
+	    exit 2; fi; \
+	  start=$$EPOCHREALTIME; \
 	  $(MAKE) --no-print-directory .venv/.installed && \
 	  sock="$${TMPDIR:-/tmp}/cephqos-kernels-$$$$.sock"; kernels=""; \
 	  if [ "$(FORK_KERNELS)" = yes ]; then \
 	    $(PY) -m analysis.forkkernel kernelspec "$(abspath $(REPORTS))/.kernel" "$(abspath $(PY))" >/dev/null && \
-	    { $(PY) -m analysis.forkkernel serve "$$sock" & srv=$$!; \
+	    { $(PY) -m analysis.forkkernel serve "$$sock" 9>&- & srv=$$!; \
 	      trap 'kill $$srv 2>/dev/null; rm -f "$$sock" "$$sock.starting"' EXIT; } && \
 	    kernels="CEPHQOS_FORK_SERVER=$$sock JUPYTER_PATH=$(abspath $(REPORTS))/.kernel$${JUPYTER_PATH:+:$$JUPYTER_PATH}"; fi; \
 	  $(MAKE) --no-print-directory $(PROC)/tables.json && \
-	  $(MAKE) --no-print-directory $(PROC)/notebooks.mk && \
+	  $(MAKE) --no-print-directory TABLES_CHECKED=yes $(PROC)/notebooks.mk && \
 	  echo "notebooks and claims, $(REPORT_JOBS) at a time$${kernels:+, kernels forked from one warm process}:" && \
-	  env $$kernels $(MAKE) --no-print-directory -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
+	  env $$kernels $(MAKE) --no-print-directory TABLES_CHECKED=yes -j$(REPORT_JOBS) $(REPORTS)/claims.csv $(REPORT_NB:%=$(REPORTS)/%.ipynb) && \
 	  t=$$EPOCHREALTIME && $(PY) -m analysis report $(REPORTS) --figures $(FIGURES) --processed $(PROC) >/dev/null && \
 	  printf '  %-28s %6.1f s\n' "the page" "$$(echo "$$EPOCHREALTIME $$t" | awk '{print $$1 - $$2}')" && \
 	  printf 'report: %s\n' $(abspath $(REPORTS)/report.html) && \
