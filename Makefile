@@ -131,9 +131,12 @@ $(REPORTS)/dataset.txt: FORCE
 # and what the kernel says on stderr goes to $(REPORTS)/.logs/NAME.log, printed when the notebook fails.
 # It also renders the notebook's report section (--section, cached in $(REPORTS)/.sections/), in parallel.
 # The executed notebook is written to a temp file and renamed; the temp is removed however the recipe ends
-# (a failed cell, a full disk, Ctrl-C, SIGTERM: the trap), so no half-written notebook is left behind.
+# (a failed cell, a full disk, Ctrl-C, SIGTERM: the traps, each of which removes it, as a second signal —
+# make passes SIGTERM on to the recipe too — can cut the EXIT trap short), so no half-written notebook is
+# left behind.
 $(REPORTS)/%.ipynb: notebooks/$$(call NB_SRC,$$*).ipynb $(ANALYSIS_PY) $(REPORTS)/dataset.txt
-	@mkdir -p $(REPORTS)/.logs; tmp="$@.tmp.ipynb"; trap 'rm -f "$$tmp"' EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
+	@mkdir -p $(REPORTS)/.logs; tmp="$@.tmp.ipynb"; \
+	  trap 'rm -f "$$tmp"' EXIT; trap 'rm -f "$$tmp"; exit 130' INT; trap 'rm -f "$$tmp"; exit 143' TERM; \
 	  $(PY) -m analysis run-notebook --data "$(abspath $(DATA))" --processed "$(abspath $(PROC))" --section $* \
 	  $< "$$tmp" -- --no-progress-bar --log-level WARNING -p data_dir "$(abspath $(DATA))" \
 	  -p processed_dir "$(abspath $(PROC))" $(NB_PARAMS_$*) $(NB_FIGURES) -k python3 --cwd notebooks \
