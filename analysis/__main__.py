@@ -98,7 +98,7 @@ def _ingest(args: argparse.Namespace) -> int:
                      + f" ({len(files)} files in {res.batches} batches on {res.workers} process(es): read "
                      f"{res.stages['read']:.1f} s, merge {res.stages['merge']:.1f} s)")
         else:  # one file: in memory
-            inputs = _one_file_inputs(Path(args.dir))  # stat'ed before it is read (store.stale)
+            inputs = _one_file_inputs(Path(args.dir))  # stat'ed before it is read (ingest.freshness.stale)
             one = ingest(args.dir, progress=progress, jobs=1, lenient=args.lenient)
             files, failed = one.files, one.failed
             rows = {"summary": len(one.summary), "series": len(one.series)}
@@ -700,9 +700,9 @@ def _stale_args(p: argparse.ArgumentParser) -> None:
 
 def _stale(a: argparse.Namespace) -> int:
     """Exit 0 when PROCESSED holds what an ingest of DATA would write now, 1 when not; one line either way
-    (:func:`analysis.store.stale`: by content, whatever the mtimes say)."""
+    (:func:`analysis.ingest.freshness.stale`: by content, whatever the mtimes say)."""
     from .ingest.discovery import shown
-    from .store import stale
+    from .ingest.freshness import stale
     why, n = stale(a.dir, a.processed, hash_all=a.hash_all)
     if why:
         print(f"stale: {shown(why)}")
@@ -857,14 +857,14 @@ def _option_error(a: argparse.Namespace) -> str | None:
 def _special_file(path: str | None) -> str | None:
     """What ``path`` is when it is neither a folder nor a regular file (a FIFO, socket, device), else None."""
     import stat
-    from .ingest.discovery import _FILE_TYPES
+    from .ingest.discovery import FILE_TYPES
     try:
         st = os.stat(path) if path is not None else None
     except OSError:
         return None  # the command itself says that it cannot be read
     if st is None or stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
         return None
-    what = next((w for test, w in _FILE_TYPES if test(st.st_mode)), "a special file")
+    what = next((w for test, w in FILE_TYPES if test(st.st_mode)), "a special file")
     return (f"{what}, not a regular file or folder: expected a folder of benchmark outputs, an archive, one "
             "output file, or ingested tables")
 

@@ -72,7 +72,7 @@ class TableContentError(TableSetError):
 CODE = (Path(__file__).parent / "ingest", Path(__file__))
 
 
-def _code_digest() -> str:
+def code_digest() -> str:
     """SHA-256 (12 hex) over the ingest package's sources (subpackages too) and this module's: which
     reader code wrote a set."""
     h = hashlib.sha256()
@@ -83,7 +83,7 @@ def _code_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def _libraries() -> dict[str, str]:
+def libraries() -> dict[str, str]:
     """The versions of what writes the tables besides the ingest code: a venv upgraded is another ingest."""
     import sys
     import pyarrow
@@ -197,7 +197,7 @@ def commit(out: str | Path, names: list[str] | tuple[str, ...], root: str | Path
     out = Path(out)
     tables = {n: measure(out, n) for n in names}
     rec = {"written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "code": _code_digest(), "libraries": _libraries(), "manifest_sha256": _manifest_digest(root),
+           "code": code_digest(), "libraries": libraries(), "manifest_sha256": _manifest_digest(root),
            "source": None if root is None else str(Path(root).resolve()),
            "tables": tables, "sha256": {n: table_sha256(out, n) for n in names},
            "inputs": None if inputs is None else {**{k: v for k, v in inputs.items() if k != "files"},
@@ -291,7 +291,7 @@ def _pack(files: list) -> str:
     return base64.b64encode(zlib.compress(json.dumps(files, separators=(",", ":")).encode(), 6)).decode()
 
 
-def _unpack(text: str) -> list:
+def unpack_inputs(text: str) -> list:
     import base64
     import zlib
     return json.loads(zlib.decompress(base64.b64decode(text)))
@@ -324,96 +324,6 @@ def inputs_record(data: str | Path, began_ns: int, rels: list[str], signatures: 
     shas = [v if isinstance(v, str) else None for v in sha256s] + [None] * max(0, len(rels) - len(sha256s))
     return {"data": str(Path(data).resolve()), "began_ns": int(began_ns), "manifest": manifest_digest(manifest),
             "files": [[r, sig, sha] for r, sig, sha in zip(rels, signatures, shas)]}
-
-
-def stale(data: str | Path, processed: str | Path, hash_all: bool = False) -> tuple[str | None, dict[str, int]]:
-    """Why the tables in ``processed`` are not what an ingest of ``data`` would write now (one line), or None
-    when they are; and counts (``files`` compared, ``hashed``).
-
-    By content, never by mtime: the set must verify (:func:`verify`, tables hashed), be written by this
-    ingest code (its digest) from ``data`` with the same manifest entries, and ``data`` must hold the same
-    files (the walk's own list) with the content the ingest read.  A file is re-hashed when its
-    (size, mtime_ns, ctime_ns, inode) differs from what the ingest recorded before reading it, or its
-    recorded ctime is within :data:`RACY_NS` of the ingest's start (``hash_all``: every file).  ``cp -p``,
-    ``rsync -t`` and ``touch -r`` set the mtime back but cannot set the ctime, which the kernel sets to the
-    current time on every write, rename or utime; so a file whose signature is unchanged has not been
-    written since it was stat'ed.  A changed signature with the same SHA-256 (a ``touch``) is fresh."""
-    from .ingest.base import IngestError
-    from .ingest.discovery import iter_files
-    from .ingest.manifest import load_manifest, sha256_file
-    out, counts = Path(processed), {"files": 0, "hashed": 0}
-    if not (out / RECORD).is_file():
-        return f"{out}: no {RECORD} (no complete ingest's set there)", counts
-    try:
-        rec = verify(out)
-    except TableSetError as e:
-        return str(e), counts
-    code = _code_digest()
-    if rec.get("code") != code:
-        return f"the ingest code changed since the tables were written (code {rec.get('code')} → {code})", counts
-    libs = _libraries()
-    if rec.get("libraries") != libs:
-        return f"the libraries changed since the tables were written ({rec.get('libraries')} → {libs})", counts
-    record = rec.get("inputs")
-    if not isinstance(record, dict):
-        return f"{out / RECORD} records no inputs (written by an ingest that does not record them)", counts
-    import binascii
-    import zlib
-    try:
-        was = {e[0]: e for e in _unpack(record["packed"])}
-    except (ValueError, KeyError, TypeError, IndexError, zlib.error, binascii.Error) as e:
-        return f"{out / RECORD}: expected the record of the ingest's inputs ({e})", counts
-    root = Path(data).resolve()
-    if record.get("data") != str(root):
-        return f"{out} holds the tables of {record.get('data')}, not of {root}", counts
-    if root.is_dir():
-        cut = len(str(root)) + 1  # paths below root as text: pathlib's relative_to costs 12 µs a file here
-        base, rels = root, [str(p)[cut:] for p in iter_files(root)]
-    elif root.is_file():
-        base, rels = root.parent, [root.name]
-    else:
-        return f"{data}: no such file or folder", counts
-    now = set(rels)
-    added = [r for r in rels if r not in was]
-    if added:
-        return f"{len(added)} file(s) below {data} added since the ingest ({added[0]}{', …' if len(added) > 1 else ''})", \
-            counts
-    gone = [r for r in was if r not in now]
-    if gone:
-        return f"{len(gone)} file(s) below {data} removed since the ingest ({gone[0]}{', …' if len(gone) > 1 else ''})", \
-            counts
-    racy_from = int(record.get("began_ns", 0)) - RACY_NS
-    prefix = f"{base}{os.sep}"
-    for r in rels:
-        _, sig0, sha0 = was[r]
-        sig = stat_signature(prefix + r)
-        counts["files"] += 1
-        if sig == sig0 and not hash_all and not (sig0 is not None and sig0[2] >= racy_from):
-            continue
-        if sig is None or sig0 is None or sha0 is None:  # not read by the ingest, or not readable now
-            if sig != sig0:
-                return f"{r}: changed since the ingest ({'now' if sig is None else 'was'} not readable)", counts
-            continue
-        if sig[0] != sig0[0]:
-            return f"{r}: content changed since the ingest read it ({sig0[0]} → {sig[0]} bytes)", counts
-        try:
-            sha = sha256_file(base / r)
-        except OSError as e:
-            return f"{r}: cannot read: {e.strerror or e} (read by the ingest)", counts
-        counts["hashed"] += 1
-        if sha != sha0:
-            return f"{r}: content changed since the ingest read it (sha256 {sha[:12]}…, was {sha0[:12]}…)", counts
-    if root.is_dir() and MANIFEST_NAME in was and was[MANIFEST_NAME][2] is not None:
-        return None, counts  # the tree's own manifest, the one that applies (load_manifest), is unchanged: above
-    try:  # one file, or a manifest in a folder above the tree: its entries as the ingest took them
-        manifest = load_manifest(base)
-    except (IngestError, OSError, UnicodeDecodeError) as e:
-        return f"the manifest that applies to {data} cannot be read ({e})", counts
-    if root.is_file() and manifest is not None:  # the file's own entry, as the ingest of one file checks it
-        manifest = {root.name: manifest[root.name]} if root.name in manifest else {}
-    if manifest_digest(manifest) != record.get("manifest"):
-        return f"the MANIFEST.sha256 entries that apply to {data} changed since the ingest", counts
-    return None, counts
 
 
 def stored_series(df: pd.DataFrame) -> pd.DataFrame:

@@ -89,7 +89,7 @@ def _copy(ingested, tmp_path) -> tuple[Path, Path]:
     shutil.copytree(ingested[1], proc)
     # the copy moved every file's inode and ctime: record it as the ingest of this copy would have
     rec = json.loads((proc / "tables.json").read_text())
-    files = store._unpack(rec["inputs"]["packed"])
+    files = store.unpack_inputs(rec["inputs"]["packed"])
     for e in files:
         e[1] = store.stat_signature(raw / e[0])
     rec["inputs"].update(data=str(raw.resolve()), began_ns=time.time_ns(), packed=store._pack(files))

@@ -116,7 +116,7 @@ def iter_files(root: Path, ingested: bool = True) -> Iterator[Path]:
                 stack.append((sub, depth + 1))
 
 
-_FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+FILE_TYPES = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"))
 
 
@@ -140,7 +140,7 @@ def refusal_stat(p: Path, root: Path) -> tuple[str | None, os.stat_result | None
     if stat.S_ISDIR(st.st_mode):  # the walk yields a folder only when it could not or would not list it
         return _folder_refusal(p, root), None
     if not stat.S_ISREG(st.st_mode):
-        for test, what in _FILE_TYPES:
+        for test, what in FILE_TYPES:
             if test(st.st_mode):
                 return f"{what}, not a regular file: expected a benchmark output file", None
     return None, st

@@ -59,8 +59,8 @@ def load_manifest(root: Path) -> dict[str, str] | None:
 
 
 def _file_type(st: os.stat_result) -> str:
-    from .discovery import _FILE_TYPES
-    return next((what for test, what in _FILE_TYPES if test(st.st_mode)),
+    from .discovery import FILE_TYPES
+    return next((what for test, what in FILE_TYPES if test(st.st_mode)),
                 "a symlink" if stat.S_ISLNK(st.st_mode) else "not a file")
 
 

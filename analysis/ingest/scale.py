@@ -409,9 +409,9 @@ def ingest_batches(root: str | Path, out: str | Path, jobs: int = 1, lenient: bo
     folder, nothing readable) does not replace the set ``out`` holds (``installed`` False); without one, its
     empty set is written (its files table says what was found).
     The set records each file's stat signature from before it was read and the SHA-256 of what was read
-    (``tables.json``'s ``inputs``: :func:`analysis.store.stale` compares a tree with it by content)."""
+    (``tables.json``'s ``inputs``: :func:`analysis.ingest.freshness.stale` compares a tree with it by content)."""
     t0 = time.perf_counter()
-    began_ns = time.time_ns()  # before the listing: a file changed after it is re-hashed by store.stale
+    began_ns = time.time_ns()  # before the listing: a file changed after it is re-hashed by ingest.freshness.stale
     root, paths, rels, batches, manifest = _plan(root, batch_bytes, batch_files, spread=not dask)
     signatures = [tset.stat_signature(p) for p in paths]  # before any file is read
     out = Path(out).resolve()
