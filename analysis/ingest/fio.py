@@ -199,13 +199,9 @@ def _pct_name(key: str) -> str | None:
     return "p" + format(q, "g")
 
 
-def _job_names(entries: list[dict[str, Any]], client: bool) -> list[str]:
-    names = []
-    for e in entries:
-        n = str(e.get("jobname", ""))
-        if client and e.get("hostname") and n != "All clients":
-            n = f"{e['hostname']}/{n}"
-        names.append(n)
+def unique_names(names: list[str]) -> list[str]:
+    """Repeated job names (``numjobs`` without ``group_reporting``) as ``name#0``, ``name#1`` …, in order; the
+    others as they are (the JSON, text and job-file readers name jobs alike)."""
     counts: dict[str, int] = {}
     for n in names:
         counts[n] = counts.get(n, 0) + 1
@@ -213,12 +209,21 @@ def _job_names(entries: list[dict[str, Any]], client: bool) -> list[str]:
     out = []
     for n in names:
         if counts[n] > 1:
-            k = seen.get(n, 0)
-            seen[n] = k + 1
-            out.append(f"{n}#{k}")
+            out.append(f"{n}#{seen.get(n, 0)}")
+            seen[n] = seen.get(n, 0) + 1
         else:
             out.append(n)
     return out
+
+
+def _job_names(entries: list[dict[str, Any]], client: bool) -> list[str]:
+    names = []
+    for e in entries:
+        n = str(e.get("jobname", ""))
+        if client and e.get("hostname") and n != "All clients":
+            n = f"{e['hostname']}/{n}"
+        names.append(n)
+    return unique_names(names)
 
 
 def _bins_to_arrays(bins: dict[str, Any], scale_ns: float) -> tuple[np.ndarray, np.ndarray] | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import IngestError, Parsed, summary_frame
+from .fio import unique_names
 from .fio_workload import workload
 
 KIND = "fio-jobfile"
@@ -95,21 +96,6 @@ def _flag(v: str | None) -> bool:
     return v is None or v.strip() not in ("0", "false")
 
 
-def _unique(names: list[str]) -> list[str]:
-    counts: dict[str, int] = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if counts[n] > 1:
-            out.append(f"{n}#{seen.get(n, 0)}")
-            seen[n] = seen.get(n, 0) + 1
-        else:
-            out.append(n)
-    return out
-
-
 def parse(path: str | Path, data: bytes) -> Parsed:
     """A fio job file: its sections and options in ``meta`` (module docstring); no rows."""
     path = Path(path)
@@ -170,7 +156,7 @@ def _result(path: Path, sections: list[dict[str, Any]], includes: list[str], dup
         own.append(dict(s["options"]))
         effective.append(eff)
         groups.append(groupid)
-    names = _unique(jobs)
+    names = unique_names(jobs)
     eff_by = dict(zip(names, effective))
     group_by = dict(zip(names, groups))
     unresolved = {n: {k: v for k, v in o.items() if _EXPANDS.search(v)} for n, o in eff_by.items()}

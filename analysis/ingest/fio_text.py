@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import IngestError, Parsed, summary_frame, text_lines
+from .fio import unique_names
 from .fio_workload import workload
 
 KIND = "fio-text"
@@ -142,23 +143,6 @@ def _version(text: str | None) -> tuple[int, ...] | None:
     """``fio-2.1.2`` / ``fio-3.33-12-gabc`` → (2, 1, 2) / (3, 33); None when not a version."""
     m = re.match(r"^fio-(\d+(?:\.\d+)*)", text or "")
     return tuple(int(x) for x in m.group(1).split(".")) if m else None
-
-
-def _unique(names: list[str]) -> list[str]:
-    """Repeated job names (``numjobs`` without ``group_reporting``) become ``name#0``, ``name#1`` … as in
-    :mod:`.fio`."""
-    counts: dict[str, int] = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if counts[n] > 1:
-            out.append(f"{n}#{seen.get(n, 0)}")
-            seen[n] = seen.get(n, 0) + 1
-        else:
-            out.append(n)
-    return out
 
 
 # ------------------------------------------------------------------------------------------ normal output
@@ -653,10 +637,10 @@ def parse(path: str | Path, data: bytes) -> Parsed:
 def _result(path: Path, lines: list[str], tjobs: list[_TerseJob], normal: _Normal, version: str | None,
             json_first: int | None, incomplete: list[str]) -> Parsed:
     source = str(path)
-    n_names = _unique([j.name for j in normal.jobs])
+    n_names = unique_names([j.name for j in normal.jobs])
     meta: dict[str, Any] = {"tool": "fio", "tool_version": version}
     if tjobs:
-        names = _unique([tj.name for tj in tjobs])
+        names = unique_names([tj.name for tj in tjobs])
         rows = _terse_meta(tjobs, names, normal, meta)
         if normal.jobs:
             rows += _normal_totals(normal, n_names, names, meta)
