@@ -57,11 +57,21 @@ def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
             print(f"{len(names)} {status} (not read): " + ", ".join(map(shown, names[:5]))
                   + (" …" if len(names) > 5 else ""), file=sys.stderr)
     for state, what in (("missing", "not in MANIFEST.sha256"), ("MISMATCH", "changed since MANIFEST.sha256")):
-        names = files.loc[files["manifest"] == state, "path"].astype(str).tolist() \
+        names = files.loc[(files["manifest"] == state) & (files["status"] != "failed"), "path"].astype(str).tolist() \
             if len(files) and "manifest" in files else []
-        if names:  # only --lenient reads these
+        if names:  # only --lenient reads these (strict, they failed and are listed below)
             print(f"warning: {len(names)} file(s) {what}, read (--lenient): " + ", ".join(map(shown, names[:5]))
                   + (" …" if len(names) > 5 else ""), file=sys.stderr)
+    part = files[files["status"] == "partial"] if len(files) else files
+    if len(part):  # read, but incomplete: each with the reader's why
+        from .overview import partial_reasons
+        print(f"{len(part)} partial (read, incomplete):", file=sys.stderr)
+        metas = part["meta_json"] if "meta_json" in part else [None] * len(part)
+        for path, meta in list(zip(part["path"].astype(str), metas))[:10]:
+            print(f"  {shown(path)}: {shown('; '.join(partial_reasons(meta)) or 'the reader marked it incomplete')}",
+                  file=sys.stderr)
+        if len(part) > 10:
+            print(f"  … {len(part) - 10} more (files.parquet, status partial)", file=sys.stderr)
     if failed:
         print(f"\n{len(failed)} file(s) failed:", file=sys.stderr)
         for _, err in failed:

@@ -315,6 +315,8 @@ def _parse_log(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
         meta["crosscheck"] = checks
         if meta["windowed"]:
             _cut_check(companion, meta, checks, t_s, codes, value, metric)
+        elif meta["per_io"]:
+            _per_io_cut(companion, meta, checks)
     return summary_frame(source, rows), series
 
 
@@ -339,14 +341,15 @@ def _opts(companion: Parsed, job: str) -> dict[str, Any]:
 
 
 def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], t_s: np.ndarray,
-               codes: np.ndarray, value: np.ndarray, metric: str) -> None:
+               codes: np.ndarray, value: np.ndarray, metric: str, window_option: str = "log_avg_msec") -> None:
     """Whether each direction of a windowed log covers its job's runtime in the companion JSON (the rule
     at :data:`CUT_WINDOWS`): ``meta["cut"]`` and ``meta["partial_reason"]`` for one that ends short.  Checked
     where the log is one job's (the crosscheck found it), or the JSON's one job is a time-based group
     (``group_reporting``: every job of it ran the runtime); not otherwise (a size-based job of a group may end
     before the group's runtime).  A bw/iops log also by what its windows hold (``holds``: value × window over
-    the JSON's bytes or IOs).  Logs read in blocks (:func:`parse_stream`, 256 MiB and more: per-IO logs, not
-    windowed ones) are not checked."""
+    the JSON's bytes or IOs); a histogram log (``window_option`` ``log_hist_msec``, ``metric`` ``hist``: its
+    ``value`` the samples of each interval) by the share of the JSON's IOs its intervals count.  Logs read in
+    blocks (:func:`parse_stream`, 256 MiB and more) are per-IO logs: :func:`_per_io_cut` checks them."""
     jobs = list(companion.meta.get("jobs", []))
     cut = {}
     for d, c in checks.items():
@@ -360,7 +363,7 @@ def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], 
         code = int(np.flatnonzero(DDIR_NAMES == d)[0])
         t = t_s[codes == code]
         try:
-            window = float(str(opts.get("log_avg_msec", ""))) / 1000.0
+            window = float(str(opts.get(window_option, ""))) / 1000.0
         except ValueError:
             window = float(np.median(np.diff(np.sort(t)))) if len(t) > 1 else 0.0
         if not runtime or not len(t) or not window > 0:
@@ -371,9 +374,11 @@ def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], 
         if runtime - covered <= allowed:
             continue
         x = {"job": job, "ends_s": covered, "runtime_s": runtime, "window_s": window}
-        total = companion.values_of(job, d).get({"iops": "total_ios", "bw": "io_bytes"}.get(metric, ""))
+        total = companion.values_of(job, d).get({"iops": "total_ios", "bw": "io_bytes",
+                                                 "hist": "total_ios"}.get(metric, ""))
         if total:  # IOs (bytes) its windows hold: all of them when the job's IO stalled, not when the file was cut
-            x["holds"] = float(value[codes == code].sum()) * window / total
+            held = float(value[codes == code].sum())
+            x["holds"] = (held if metric == "hist" else held * window) / total
             if 1 - x["holds"] <= allowed / runtime:
                 continue
         cut[d] = x
@@ -383,9 +388,36 @@ def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], 
         meta["partial_reason"] = "; ".join(
             f"the {d} windows end at {x['ends_s']:.4g} s, job {x['job']!r} ran {x['runtime_s']:.4g} s ({name}; "
             f"windows of {x['window_s']:g} s, a whole log ends within one of the runtime"
-            + (f"; they hold {100 * x['holds']:.0f} % of its {'IOs' if metric == 'iops' else 'bytes'}"
+            + (f"; they hold {100 * x['holds']:.0f} % of its {'bytes' if metric == 'bw' else 'IOs'}"
                if "holds" in x else "") + "): the log was cut"
             for d, x in cut.items())
+
+
+#: a per-IO log (``log_avg_msec=0``) holds one line per completed IO.  fio 3.33 here (libaio and io_uring,
+#: QD 4-64, randread, randrw with numjobs=2, a size-based randwrite): as many lines as ``total_ios`` in each
+#: direction, or up to QD − 1 more with ``ramp_time`` (the IOs in flight when the ramp ended are logged, not
+#: counted); never fewer.  A log with fewer lines than its job's ``total_ios`` by more than
+#: ``PER_IO_SLACK`` IOs and ``PER_IO_FRACTION`` of them was cut.
+PER_IO_SLACK, PER_IO_FRACTION = 8, 0.001
+
+
+def _per_io_cut(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any]) -> None:
+    """``meta["cut"]`` and ``meta["partial_reason"]`` for a per-IO log whose lines of a direction fall
+    short of the IOs its job completed in the companion JSON (the rule at :data:`PER_IO_SLACK`); only
+    where :func:`_crosscheck` matched the log to one job (``log_samples``, ``json_total_ios``)."""
+    cut = {}
+    for d, c in checks.items():
+        n, total = c.get("log_samples"), c.get("json_total_ios")
+        if not c.get("compared") or n is None or not total or total < 0:
+            continue
+        if total - n > max(PER_IO_SLACK, PER_IO_FRACTION * total):
+            cut[d] = {"job": c["job"], "log_samples": int(n), "json_total_ios": int(total)}
+    if cut:
+        meta["cut"] = cut
+        name = Path(companion.path).name
+        meta["partial_reason"] = "; ".join(
+            f"the {d} lines are {x['log_samples']:,} IOs, job {x['job']!r} completed {x['json_total_ios']:,} "
+            f"({name}; a per-IO log has one line per IO): the log was cut" for d, x in cut.items())
 
 
 def _crosscheck(companion: Parsed, meta: dict[str, Any], ddir: str, metric: str, v: np.ndarray,
@@ -484,6 +516,9 @@ def _parse_hist(path: Path, ncol: int, meta: dict[str, Any], data: bytes | None,
                              "note": "the last partial interval may be missing from the log"}
     if checks:
         meta["crosscheck"] = checks
+        own = str(_opts(companion, next(iter(checks.values()))["job"]).get("numjobs", "1")).strip() == "1"
+        _cut_check(companion, meta, {d: {**c, "compared": own} for d, c in checks.items()}, t_s, codes, n,
+                   "hist", "log_hist_msec")  # the JSON's one job: the log's own when not cloned (numjobs)
     meta["companion_json"] = how if companion is not None else None
     return summary_frame(source, rows), series
 
@@ -598,7 +633,8 @@ def parse_stream(path: Path, sink=None, chunk_bytes: int | None = None, folder: 
     series = concat_tidy([] if sink is not None else frames, SERIES_COLUMNS)
     if comp:
         meta["compression"] = comp
-    return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(str(path), rows), series=series)
+    return Parsed(path=str(path), kind=KIND, meta=meta, summary=summary_frame(str(path), rows), series=series,
+                  partial=bool(meta.get("cut")))
 
 
 @dataclass
@@ -716,5 +752,7 @@ def _stream_rows(first: _FirstPass, companion: Parsed | None, meta: dict[str, An
             rows += [(job, d, f"{metric}_p{q:g}", x, unit) for q, x in zip(LOG_QS, pv)]
     if checks:
         meta["crosscheck"] = checks
+        if meta["per_io"]:
+            _per_io_cut(companion, meta, checks)
     return rows
 

@@ -9,6 +9,7 @@ kept beyond the folder's turn (no process-wide cache): a reader called on one fi
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from .discovery import context_kind
 
 #: files larger than this are not opened to look for a fio JSON (fio's JSON output is KiB to a few MiB)
 MAX_JSON_BYTES = 64 << 20
+#: a capture's run.json is a few KiB (the largest in data/raw: 8,290 B); a larger one is not read as a record
+MAX_RECORD_BYTES = 16 << 20
 
 
 class RunFolder:
@@ -30,6 +33,22 @@ class RunFolder:
         self._listed: list[Parsed] | None = None
         self._unlisted = False
         self._jobfiles: list[Parsed] | None = None
+        self._record: dict | None | bool = False  # False: not read yet
+
+    def record(self) -> dict | None:
+        """The folder's capture ``run.json`` as a dict (read once, ≤ :data:`MAX_RECORD_BYTES`), or None
+        when there is none or it cannot be read as a JSON object: run.json is read as context in its own
+        turn, which reports what is wrong with it."""
+        if self._record is False:
+            self._record = None
+            p = self.folder / "run.json"
+            try:
+                if p.is_file() and p.stat().st_size <= MAX_RECORD_BYTES:
+                    doc = json.loads(p.read_bytes())
+                    self._record = doc if isinstance(doc, dict) else None
+            except (OSError, ValueError, RecursionError):
+                pass
+        return self._record
 
     def holds(self, path: str | Path) -> bool:
         """Whether ``path`` is a file of this folder."""

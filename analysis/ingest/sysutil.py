@@ -241,6 +241,7 @@ def parse(path: str | Path, data: bytes) -> Parsed:
             add(name, "proc_cpu", "ratio", flat[f"proc\t{name}\tcpu"])
     means.append(("", "", "samples", float(len(t)), "count"))
     meta = {"tool_version": "capture/ceph SysMon", "t0_unix": t0, "interval_s": interval,
+            "span_s": float(t[-1] - t0) if len(t) else 0.0,
             "cpus": cpus, "devices": devices, "osds": osds, "procs": procs, "samples": len(t)}
     if partial:
         meta["incomplete"] = ["truncated last line (interrupted capture)"]

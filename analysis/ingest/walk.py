@@ -58,7 +58,8 @@ from .detect import HEAD_BYTES, detect, read
 from .discovery import (MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat, shown,
                         table_path)
 from .manifest import load_manifest, sha256_file
-from .runfolder import RunFolder
+from .completeness import CHECKED_KINDS, mark_partial, shortfall
+from .runfolder import RunFolder, folder_for
 from .keys import KEY_COLUMNS, typed_keys
 from .validate import problems
 
@@ -322,6 +323,10 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
                                  f"computes it: {c['total_ios']:.0f} IOs in {c['runtime_ms']:.0f} ms are "
                                  f"{implied:.6g} IOPS, the file says {c['iops']:.6g} (an edited number?)",
                               line=c.get("line"))
+        if parsed.kind in CHECKED_KINDS:  # what the run's record says was written: a cut at a record boundary
+            why = shortfall(parsed, p, folder_for(p, folder).record(), plain)
+            if why:
+                mark_partial(parsed, why)
         row.update(kind=parsed.kind, tool_version=parsed.meta.get("tool_version"),
                    partial=parsed.partial, status="partial" if parsed.partial else "ok",
                    meta_json=json.dumps(parsed.meta, default=str, ensure_ascii=False))
