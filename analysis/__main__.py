@@ -419,6 +419,34 @@ def _pilot(a: argparse.Namespace) -> int:
     return 0 if out["go"] else 1
 
 
+def _say(*parts: object, file=None, sep: str = " ", end: str = "\n") -> None:
+    """``print`` for what ``compare`` and ``history`` write from the data (job names, run keys, paths, notes):
+    each line as :func:`~analysis.ingest.discovery.shown` writes it, so that no byte of a file's content reaches
+    the terminal as a control sequence; line breaks of the text itself are kept."""
+    from .ingest.discovery import shown
+    text = sep.join(str(x) for x in parts)
+    print("\n".join(shown(line) for line in text.split("\n")), file=file, end=end)
+
+
+def _safe_frame(df):
+    """``df`` with every text cell and column name as :func:`~analysis.ingest.discovery.shown` writes it (a
+    value's own line break as ``\\n``): for the text and markdown tables."""
+    from .ingest.discovery import shown
+    esc = (lambda v: shown(v) if isinstance(v, str) else v)  # noqa: E731
+    return df.rename(columns=lambda c: esc(str(c))).map(esc)
+
+
+def _say_csv(text: str) -> None:
+    """CSV text written as :func:`_say` writes lines; a field's own line break (quoted by pandas) as ``\\n``."""
+    import csv
+    import io
+    from .ingest.discovery import shown
+    rows = list(csv.reader(io.StringIO(text)))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([[shown(f) for f in r] for r in rows])
+    sys.stdout.write(out.getvalue())
+
+
 def _compare(a: argparse.Namespace) -> int:
     """A vs B (``analysis.stats.abtest``): exit 0 no regression, 1 a regression, 2 bad input."""
     import json
@@ -426,50 +454,51 @@ def _compare(a: argparse.Namespace) -> int:
     import pandas as pd
 
     from .ingest.base import IngestError
+    from .ingest.discovery import shown
     from .stats import abtest as ab
     try:
         threshold, where = ab.parse_options(a.threshold, a.where)
     except ValueError:
-        print(f"error: --threshold {a.threshold!r} (a percentage such as 5 or 5%) or --where {a.where} "
+        _say(f"error: --threshold {a.threshold!r} (a percentage such as 5 or 5%) or --where {a.where} "
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
         s = ab.sides(a.old, a.new, a.by, a.old_value, a.new_value, where, jobs=a.jobs,
                      metrics=a.metric or ab.DEFAULT_METRICS, allow_duplicates=a.allow_duplicates)
         for n in s.notes:
-            print(f"note: {n}", file=sys.stderr)
+            _say(f"note: {shown(n)}", file=sys.stderr)
         keys = a.key if a.key else ab.workload_keys(s.old, s.new, exclude=s.exclude)
         table = ab.compare(s.old, s.new, keys=keys, metrics=a.metric or ab.DEFAULT_METRICS, alpha=a.alpha,
                            threshold_pct=threshold)
     except (IngestError, ab.CompareError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        _say(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
     differ = ab.contrast(s.old, s.new) if not a.key else {}
     across = ab.across_workloads(table)
-    head = "\n".join([f"old: {s.names[0]}   new: {s.names[1]}", *ab.header(table, differ)])
+    head = "\n".join(map(shown, [f"old: {s.names[0]}   new: {s.names[1]}", *ab.header(table, differ)]))
     if a.format == "csv":  # one CSV: the cells, then the across-workload rows (level says which)
         both = pd.concat([table.reset_index().assign(level="cell"),
                           across.reset_index().rename(columns={"q": "q_across"}).assign(level="across workloads")],
                          ignore_index=True)
-        sys.stdout.write(both[["level", *[c for c in both.columns if c != "level"]]].to_csv(index=False))
+        _say_csv(both[["level", *[c for c in both.columns if c != "level"]]].to_csv(index=False))
     elif a.format == "json":
-        print(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
+        _say(json.dumps({"old": s.names[0], "new": s.names[1], "alpha": a.alpha, "threshold_pct": threshold,
                           "differ": differ, "expected_by_chance": table.attrs.get("expected_by_chance"),
                           "duplicates": s.duplicates, "notes": s.notes,
                           "rows": json.loads(table.reset_index().to_json(orient="records")),
                           "across_workloads": json.loads(across.reset_index().to_json(orient="records"))},
                          indent=1))
     else:
-        shown, over = ab.display_table(table), ab.across_display(across)
+        cells, over = _safe_frame(ab.display_table(table)), _safe_frame(ab.across_display(across))
         if a.format == "markdown":
-            print(f"{head}\n\n{ab.markdown(shown)}\n\n{ab.summary_line(table)}\n")
-            print(f"Across workloads (the cells are the sample, not repeats):\n\n{ab.markdown(over)}")
+            _say(f"{head}\n\n{ab.markdown(cells)}\n\n{ab.summary_line(table)}\n")
+            _say(f"Across workloads (the cells are the sample, not repeats):\n\n{ab.markdown(over)}")
         else:
-            print(head)
-            print(shown.to_string(index=False))
-            print(ab.summary_line(table))
-            print("\nacross workloads (the cells are the sample, not repeats):")
-            print(over.to_string(index=False))
+            _say(head)
+            _say(cells.to_string(index=False))
+            _say(ab.summary_line(table))
+            _say("\nacross workloads (the cells are the sample, not repeats):")
+            _say(over.to_string(index=False))
     return 1 if table["regression"].any() else 0
 
 
@@ -479,13 +508,14 @@ def _history(a: argparse.Namespace) -> int:
     import json
 
     from .ingest.base import IngestError
+    from .ingest.discovery import shown
     from .stats import history as hs
     from .stats.abtest import parse_options
     try:
         min_change, where = parse_options(a.min_change, a.where)
         min_change /= 100
     except ValueError:
-        print(f"error: --min-change {a.min_change!r} (a percentage such as 5 or 5%) or --where {a.where} "
+        _say(f"error: --min-change {a.min_change!r} (a percentage such as 5 or 5%) or --where {a.where} "
               "(KEY=VALUE) cannot be read", file=sys.stderr)
         return 2
     try:
@@ -497,36 +527,36 @@ def _history(a: argparse.Namespace) -> int:
         ack = hs.read_ack(a.ack) if a.ack else None
         t = hs.detect(h, min_change=min_change, max_p=a.max_p, min_segment=a.min_segment, window=a.window, ack=ack)
     except (IngestError, hs.HistoryError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        _say(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
     for n in notes + h.notes:
-        print(f"note: {n}", file=sys.stderr)
+        _say(f"note: {shown(n)}", file=sys.stderr)
     pts = hs.points(h)
     head = (f"{pts['series'].nunique()} series, {pts.groupby(['series', 'metric']).ngroups} series × metric, "
             f"{pts['point'].nunique()} points, {len(h.runs['run'].unique())} runs; min change {100 * min_change:g} %, "
             f"p ≤ {a.max_p:g}, min segment {a.min_segment} points"
             + (f", window {a.window} points" if a.window else ""))
     if a.format == "csv":
-        sys.stdout.write(t.to_csv(index=False))
+        _say_csv(t.to_csv(index=False))
     elif a.format == "json":
-        print(json.dumps({"summary": head, "min_change_pct": 100 * min_change, "max_p": a.max_p,
+        _say(json.dumps({"summary": head, "min_change_pct": 100 * min_change, "max_p": a.max_p,
                           "min_segment": a.min_segment, "window": a.window,
                           "changes": json.loads(t.to_json(orient="records")), "notes": notes + h.notes}, indent=1))
     else:
         common = hs.common_label(t)
-        shown = hs.display(t, drop=common)
-        print(head)
+        changes = _safe_frame(hs.display(t, drop=common))
+        _say(head)
         if common:
-            print(f"every change's cell: {common}")
-        if shown.empty:
-            print("no change points")
+            _say(f"every change's cell: {shown(common)}")
+        if changes.empty:
+            _say("no change points")
         elif a.format == "markdown":
             from .stats.abtest import markdown
-            print("\n" + markdown(shown))
+            _say("\n" + markdown(changes))
         else:
-            print(shown.to_string(index=False))
+            _say(changes.to_string(index=False))
         nf = int(t["fails"].sum())
-        print(f"{len(t)} change(s); {nf} unacknowledged regression(s)" + (" → exit 1" if nf else ""))
+        _say(f"{len(t)} change(s); {nf} unacknowledged regression(s)" + (" → exit 1" if nf else ""))
     return 1 if t["fails"].any() else 0
 
 

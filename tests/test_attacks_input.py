@@ -127,6 +127,48 @@ def test_a_hostile_name_in_a_message_is_shown_escaped(tmp_path):
     assert files.loc["cut-\\xff\\n\\x1b[31m.json", "status"] == "failed"
 
 
+EVIL = "/dev/evil\x1b[2J\x1b]0;title\x07\nline2"  # a clear-screen, a window title, a line break
+
+
+def _evil_side(top: Path, names: list[str], scale: float) -> None:
+    """Three repeats of the fixture's run per target name in ``names`` (fio's ``filename``, the cell's
+    ``target``), IOPS × ``scale`` × 1.00/1.01/1.02 (total_ios rounded, iops = total_ios / runtime as fio
+    has it, so the identity check holds)."""
+    for k, name in enumerate(names):
+        for r in range(3):
+            doc = json.loads(JSON.read_text())
+            doc["jobs"][0]["job options"]["filename"] = name
+            rd = doc["jobs"][0]["read"]
+            rd["total_ios"] = round(rd["total_ios"] * scale * (1 + r / 100))
+            rd["iops"] = rd["total_ios"] * 1000 / rd["runtime"]
+            d = top / f"t{k}" / f"run-{r}"
+            d.mkdir(parents=True)
+            (d / "x.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "json"])
+def test_what_compare_and_history_print_from_the_data_is_escaped(tmp_path, capsys, fmt):
+    """Attack class: hostile names, in the data this time: a fio ``filename`` (the cell's target) holding a
+    clear-screen, a window-title sequence and a line break, on one side of two targets.  ``compare`` (B at
+    half the IOPS: a regression, exit 1) and ``history`` print it escaped in every format: no ESC or BEL
+    byte reaches the terminal, and the value stays on one line."""
+    _evil_side(tmp_path / "A", [EVIL, "/dev/plain"], 1.0)
+    _evil_side(tmp_path / "B", [EVIL, "/dev/plain"], 0.5)
+    rc, out, err = run_main(capsys, "compare", tmp_path / "A", tmp_path / "B", "--metric", "iops", "--format", fmt)
+    assert rc == 1
+    assert not {"\x1b", "\x07"} & set(out + err)
+    escaped = "/dev/evil\\x1b[2J\\x1b]0;title\\x07\\nline2"
+    if fmt == "json":  # JSON escapes control characters itself: the value is the file's, exactly
+        rows = json.loads(out)["rows"]
+        assert sorted(r["target"] for r in rows) == sorted([EVIL, "/dev/plain"])
+    else:
+        assert sum(escaped in line for line in out.splitlines()) == 1
+        assert not any(line.startswith("line2") for line in out.splitlines())
+    rc, out, err = run_main(capsys, "history", tmp_path / "A" / "t0", "--metric", "iops", "--format", fmt)
+    assert rc in (0, 1)
+    assert not {"\x1b", "\x07"} & set(out + err)
+
+
 # --- manifests ------------------------------------------------------------------------------------------
 
 def _sha(p: Path) -> str:
