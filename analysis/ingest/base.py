@@ -433,6 +433,30 @@ def concat_tidy(frames: list, columns: list[str]) -> "Tidy | pd.DataFrame":
     return Tidy(out, columns)
 
 
+#: the longest line a text reader takes (fio normal and terse output, job files, getput, blkparse, btt): the
+#: longest real one in data/raw, the fixtures, tests/outside and ../shared/corpus is 1,205 bytes (fio terse
+#: v3); a job file with a 200 MB section name took 1.7 GB to parse and 9 GB to ingest
+TEXT_LINE_MAX_BYTES = 64 << 10
+
+
+def check_line_lengths(path: str | Path, data: bytes | bytearray | memoryview, what: str) -> None:
+    """``IngestError`` at the first line of ``data`` longer than :data:`TEXT_LINE_MAX_BYTES` (``what``: the
+    format, for the message); nothing for shorter ones.  Steps from the last line break of each window of
+    that many bytes to the next: about 600 ``rfind`` calls for 40 MB of short lines."""
+    n, cap = len(data), TEXT_LINE_MAX_BYTES
+    if n <= cap:
+        return
+    mv = data if isinstance(data, bytes) else bytes(data)
+    start = 0
+    while n - start > cap:
+        last = mv.rfind(b"\n", start, start + cap + 1)
+        if last < 0:  # no line break within cap + 1 bytes of a line's start
+            nxt = mv.find(b"\n", start)
+            raise IngestError(Path(path), f"a line of {(n if nxt < 0 else nxt) - start:,} bytes: expected {what} "
+                                          f"lines of at most {cap >> 10} KiB", line=mv.count(b"\n", 0, start) + 1)
+        start = last + 1
+
+
 def text_lines(data: bytes | str) -> tuple[list[str], list[str]]:
     """A text tool output (blkparse, btt) as its lines, and what makes it incomplete: a last line with no
     newline after it was cut inside (it is dropped and said so)."""

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from . import blktrace as bt
-from .base import IngestError, Parsed, summary_frame, text_lines
+from .base import IngestError, Parsed, check_line_lengths, summary_frame, text_lines
 
 KIND = "blkparse"
 _EVENT_START = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d+\s")
@@ -229,6 +229,7 @@ def _crosscheck(requests: pd.DataFrame, bios: pd.DataFrame, devices: np.ndarray,
 
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
+    check_line_lengths(path, data, "blkparse output")
     lines, incomplete = text_lines(data)
     s = pd.Series(lines, dtype=object)
     is_event, ev, ev_line = _event_fields(path, s)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .base import IngestError, Parsed, summary_frame, text_lines
+from .base import IngestError, Parsed, check_line_lengths, summary_frame, text_lines
 
 KIND = "btt"
 _TITLE = re.compile(r"^=+ (?P<title>[^|=]+?) =+\s*$")
@@ -74,6 +74,7 @@ def _is_rule(ln: str) -> bool:
 
 def parse(path: str | Path, data: bytes) -> Parsed:
     path = Path(path)
+    check_line_lengths(path, data, "btt output")
     lines, incomplete = text_lines(data)
     rows: list[tuple[str, str, str, float, str]] = []
     sections: list[str] = []

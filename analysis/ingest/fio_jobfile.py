@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .base import IngestError, Parsed, summary_frame
+from .base import IngestError, Parsed, check_line_lengths, summary_frame
 from .fio import unique_names
 from .fio_workload import workload
 
@@ -102,6 +102,7 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     if b"\x00" in data:
         raise IngestError(path, "expected a fio job file (text), found a NUL byte",
                           line=data.count(b"\n", 0, data.index(b"\x00")) + 1)
+    check_line_lengths(path, data, "fio job file")
     sections: list[dict[str, Any]] = []
     includes: list[str] = []
     duplicates: list[str] = []

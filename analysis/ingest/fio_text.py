@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .base import IngestError, Parsed, summary_frame, text_lines
+from .base import IngestError, Parsed, check_line_lengths, summary_frame, text_lines
 from .fio import unique_names
 from .fio_workload import workload
 
@@ -612,6 +612,7 @@ def parse(path: str | Path, data: bytes) -> Parsed:
     if b"\x00" in data:
         raise IngestError(path, "expected fio text output, found a NUL byte",
                           line=data.count(b"\n", 0, data.index(b"\x00")) + 1)
+    check_line_lengths(path, data, "fio text output")
     text = data.decode("utf-8", errors="replace")
     lines, incomplete = text_lines(text)
     cut = len(lines) + 1 if incomplete else None  # the last line has no newline: read, but a record it cuts fails

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .base import IngestError, Parsed, summary_frame
+from .base import IngestError, Parsed, check_line_lengths, summary_frame
 
 KIND = "getput"
 TOOL = "getput"
@@ -383,6 +383,7 @@ def parse(path: str | Path, data: bytes | None) -> Parsed:
     path = Path(path)
     if data is None:
         data = path.read_bytes()
+    check_line_lengths(path, data, "getput output")
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     cut = bool(lines) and lines[-1] != ""  # no newline after the last line: the file was cut there
