@@ -21,23 +21,48 @@ def _out_inside(args: argparse.Namespace) -> str | None:
 
 
 def _ingest_dask(args: argparse.Namespace) -> int:
+    """``ingest --dask``: the same exit codes and messages as :func:`_ingest` (nothing readable: 2, the
+    previous tables kept; an unwritable --out: 3)."""
     from .ingest.base import IngestError
     from .ingest.discovery import shown
     from .ingest.scale import ingest_batches
+    from .ingest.walk import check_writable
     why = _out_inside(args)
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 2
     try:
+        check_writable(args.out)
+    except OSError as e:
+        print(f"error: cannot write tables to {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 3
+    try:
         res = ingest_batches(args.dir, args.out, dask=True, address=args.dask or None, workers=args.workers,
-                             progress=None if not args.no_progress else False, lenient=args.lenient)
+                             progress=None if not args.no_progress else False, lenient=args.lenient,
+                             keep_previous=True)
     except IngestError as e:
         print(f"error: {shown(str(e))}", file=sys.stderr)
         return 2
-    return _outcome(res.files, res.failed,
-                    f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} "
-                    f"batches on {res.workers} dask worker(s), {res.seconds:.1f} s → "
-                    f"{args.out}/{{files.parquet,summary/,series/}}")
+    except OSError as e:
+        kept = (Path(args.out) / "tables.json").is_file()
+        print(f"error: cannot write tables to {args.out}: {e.strerror or e} ("
+              + ("the previous tables are unchanged)" if kept else "no complete table set is left there: "
+                 "readers refuse it until an ingest succeeds)"), file=sys.stderr)
+        return 3
+    if not res.installed:
+        _outcome(res.files, res.failed, f"0 summary rows, 0 series rows: nothing written to {args.out}")
+        print(f"error: {shown(args.dir)}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
+              f"cephqos-pg-timeline output below it; the previous tables in {args.out} are unchanged", file=sys.stderr)
+        return 2
+    rc = _outcome(res.files, res.failed,
+                  f"{res.rows['summary']} summary rows, {res.rows['series']} series rows in {res.batches} "
+                  f"batches on {res.workers} dask worker(s), {res.seconds:.1f} s → "
+                  f"{args.out}/{{files.parquet,summary/,series/}}")
+    if not res.rows.get("summary") and not res.rows.get("series"):
+        print(f"error: {shown(args.dir)}: nothing readable: no fio, rados bench, blktrace/blkparse/btt, sysutil or "
+              "cephqos-pg-timeline output below it", file=sys.stderr)
+        return 2
+    return rc
 
 
 def _outcome(files, failed: list[tuple[str, str]], tables_line: str) -> int:
@@ -183,8 +208,27 @@ def _manifest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _damaged(processed: str | Path | None, names: tuple[str, ...]) -> str | None:
+    """Why tables ``names`` of the set in ``processed`` must not be read (their bytes are not those its
+    ``tables.json`` recorded, or the record is unreadable), or None (also when there is no record: a set
+    of an older ingest, or none, is for the reader to name)."""
+    if processed is None or not (Path(processed) / "tables.json").is_file():
+        return None
+    import json
+    from .store import TableSetError, check_content
+    try:
+        check_content(processed, json.loads((Path(processed) / "tables.json").read_text()), names)
+    except (TableSetError, ValueError, FileNotFoundError) as e:
+        return str(e)
+    return None
+
+
 def _report(a: argparse.Namespace) -> int:
     from .report import MixedDataError, build_report
+    why = _damaged(a.processed, ("files",))
+    if why:
+        print(f"error: {why}; {Path(a.reports) / 'report.html'} not written", file=sys.stderr)
+        return 2
     try:
         print(build_report(a.reports, a.figures, processed=a.processed))
     except MixedDataError as e:  # a page of one data set's sections beside another's: none is written
@@ -200,6 +244,10 @@ def _failures(a: argparse.Namespace) -> int:
     p = Path(a.processed) / "files.parquet"
     if not p.is_file():
         print(f"error: {p} is missing (run `python -m analysis ingest DATA --out {a.processed}`)", file=sys.stderr)
+        return 2
+    why = _damaged(a.processed, ("files",))
+    if why:
+        print(f"error: {why}", file=sys.stderr)
         return 2
     pf = pq.ParquetFile(p)
     cols = [c for c in ("path", "status", "error") if c in pf.schema_arrow.names]

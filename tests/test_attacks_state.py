@@ -234,6 +234,30 @@ def test_a_flipped_bit_in_summary_is_refused_by_every_reader(ingested, tmp_path)
     assert silent >= 3, silent
 
 
+def test_failures_and_report_refuse_a_damaged_files_table(ingested, tmp_path):
+    """Processed tables trusted blindly, by the two commands that read files.parquet themselves (pyarrow,
+    not read_table): ``failures`` and ``report``.  One bit flipped in it: both exit 2 naming the table and
+    write nothing; the intact set gives ``failures`` 0 (no file failed)."""
+    proc = tmp_path / "proc"
+    shutil.copytree(ingested[1], proc)
+    assert _run("failures", "--processed", proc).returncode == 0
+    with open(proc / "files.parquet", "r+b") as f:
+        f.seek(200)
+        b = f.read(1)
+        f.seek(200)
+        f.write(bytes([b[0] ^ 0x10]))
+    r = _run("failures", "--processed", proc)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {proc}/files.parquet: content changed since the ingest wrote it (sha256 ")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    r = _run("report", reports, "--figures", tmp_path / "figures", "--processed", proc)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {proc}/files.parquet: content changed since the ingest wrote it (sha256 ")
+    assert r.stderr.rstrip().endswith(f"{reports}/report.html not written")
+    assert not (reports / "report.html").exists()
+
+
 def test_a_table_changed_after_this_process_hashed_it_is_hashed_again(ingested, tmp_path):
     """Processed tables trusted blindly: the per-process hash cache is keyed by the file's ctime, so a table
     read once, then rewritten in place with its mtime set back, is refused on the next read."""
@@ -267,9 +291,11 @@ def test_a_set_without_content_hashes_is_refused(ingested, tmp_path):
 
 # --- good tables never lost, the input named ---------------------------------------------------------
 
-def test_nothing_readable_leaves_the_previous_tables_untouched(ingested, tmp_path):
+@pytest.mark.parametrize("executor", [[], ["--dask", "", "--workers", "1"]], ids=["processes", "dask"])
+def test_nothing_readable_leaves_the_previous_tables_untouched(ingested, tmp_path, executor):
     """Good tables lost: an ingest of an empty folder (an unmounted DATA) or of one with nothing readable
-    replaced the good tables with an empty set; now exit 2 and the previous set is byte for byte as it was."""
+    replaced the good tables with an empty set (``--dask`` too, with exit 0); now exit 2 and the previous set
+    is byte for byte as it was."""
     proc = tmp_path / "proc"
     shutil.copytree(ingested[1], proc)
     before = {p.name: p.read_bytes() for p in proc.iterdir()}
@@ -277,7 +303,7 @@ def test_nothing_readable_leaves_the_previous_tables_untouched(ingested, tmp_pat
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "notes.txt").write_text("nothing a reader claims\n")
     for data, status in ((tmp_path / "empty", "0 files: \n"), (tmp_path / "notes", "1 files: 1 failed\n")):
-        r = _run("ingest", data, "--out", proc, "--no-progress")
+        r = _run("ingest", data, "--out", proc, "--no-progress", *executor)
         assert r.returncode == 2, r.stderr
         assert r.stdout == f"{status}0 summary rows, 0 series rows: nothing written to {proc}\n"
         assert r.stderr.splitlines()[-1] == (
@@ -285,9 +311,10 @@ def test_nothing_readable_leaves_the_previous_tables_untouched(ingested, tmp_pat
             f"cephqos-pg-timeline output below it; the previous tables in {proc} are unchanged")
         assert {p.name: p.read_bytes() for p in proc.iterdir()} == before
     # without a previous set the empty one is written, as before: its files table says what was found
-    r = _run("ingest", tmp_path / "notes", "--out", tmp_path / "new", "--no-progress")
+    r = _run("ingest", tmp_path / "notes", "--out", tmp_path / "new", "--no-progress", *executor)
     assert r.returncode == 2 and r.stderr.endswith("sysutil or cephqos-pg-timeline output below it\n")
-    assert store.verify(tmp_path / "new")["tables"]["summary"]["rows"] == 0
+    tables = store.verify(tmp_path / "new")["tables"]
+    assert tables["files"]["rows"] == 1 and tables.get("summary", {"rows": 0})["rows"] == 0  # dask: no part
 
 
 @pytest.mark.parametrize("what", ["dangling symlink", "symlink loop", "FIFO"])
