@@ -154,3 +154,86 @@ def test_a_subfolder_of_a_manifested_tree_is_checked_against_its_manifest(tmp_pa
     assert load_manifest(tmp_path / "c" / "nothing") is None
     shutil.rmtree(tmp_path / "a")
     assert load_manifest(tmp_path) == {"a/b/f": "0" * 64, "c/g": "1" * 64}
+
+
+# --- a bare time_based, which fio before 3.39 leaves out of its JSON ------------------------------------
+
+WINDOWED = FIXTURES / "randread-4k-windowed"  # fio 3.33 run with a bare --time_based (its COMMAND file)
+
+
+def test_fio_3_33_does_not_record_a_bare_time_based_so_it_is_not_keyed():
+    """The fixture ran with ``--time_based`` (its COMMAND) on fio 3.33, whose JSON has no time_based (json
+    module): it was keyed time_based=0, fio's default, as if size-limited.  Now there is no such key; what
+    its IO says is said: 32,772,096 B moved of a 64 MiB file in 4.001 s of runtime 4 (json module) cannot
+    tell."""
+    assert "--time_based" in (WINDOWED / "COMMAND").read_text().split()
+    doc = json.loads((WINDOWED / "randread-4k-windowed.json").read_text())
+    job = doc["jobs"][0]
+    assert doc["fio version"] == "fio-3.33"
+    assert "time_based" not in job["job options"] and "time_based" not in doc["global options"]
+    assert (job["read"]["io_bytes"], doc["global options"]["size"], job["read"]["runtime"]) == (32772096, "64M", 4001)
+    files = ingest(WINDOWED, progress=False).files.set_index("path")
+    row = files.loc["randread-4k-windowed.json"]
+    assert pd.isna(row.get("time_based"))
+    wl = json.loads(row["meta_json"])["workload"]
+    assert "time_based" not in wl["keys"] and "time_based" not in wl["defaults"]
+    assert wl["time_based_from"] == {"win": "not recorded (fio-3.33 leaves a bare time_based out of its JSON); its "
+                                            "IO cannot tell: it ran its runtime within its size, as a time-based job "
+                                            "and one limited by it both do"}
+
+
+def test_what_the_io_says_of_an_unrecorded_time_based():
+    """The IO decides where it can: more bytes than size × numjobs × loops only a time-based job moves; a job
+    that ended without an error well before its runtime was not time-based."""
+    k = {"size_B": 1 << 20, "runtime_s": 2.0, "numjobs": 1}
+    assert fw.time_based_from_io(k, {"io_bytes": 2259087360, "runtime_s": 2.001}).startswith(
+        "its IO says time-based: it moved 2259087360 B, more than size 1048576 B × 1")
+    assert fw.time_based_from_io(k, {"io_bytes": 1 << 20, "runtime_s": 0.002}).startswith(
+        "its IO says not time-based: it ended at 0.002 s of runtime 2 s")
+    assert fw.time_based_from_io(k, {"io_bytes": 1 << 20, "runtime_s": 0.002, "error": 5}).startswith(
+        "its IO cannot tell")  # an error ends a time-based job early too
+    assert fw.time_based_from_io({**k, "numjobs": 4}, {"io_bytes": 3 << 20, "runtime_s": 2.0}).startswith(
+        "its IO cannot tell")  # four clones of 1 MiB each
+
+
+def test_fio_3_39_records_a_bare_time_based():
+    """fio 3.39 writes a bare flag as "" (json module on a real qos-reef output): time_based=1, recorded."""
+    import gzip
+    p = ROOT / "data/raw/ceph-qos/qos-reef/snaptrim_recovery/balanced/rep-01/fio.json.gz"
+    text = gzip.decompress(p.read_bytes()).decode()
+    doc = json.loads(text[text.index("{"):])
+    assert (doc["fio version"], doc["jobs"][0]["job options"]["time_based"]) == ("fio-3.39", "")
+    keys, defaults = fw.job_workload(doc["jobs"][0]["job options"], doc["fio version"])
+    assert keys["time_based"] == 1 and "time_based" not in defaults and "time_based_from" not in keys
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["fio", "--name=x", "--time_based", "--runtime=3"], 1),
+    (["fio", "--name=x", "--time_based=1"], 1),
+    (["fio", "--name=x", "--time_based=0"], 0),
+    (["fio", "--name=x", "--runtime=3"], 0),        # the whole workload on the line: fio's default
+    (["fio", "job.fio", "--output=x.json"], None),  # a job file may set it
+    ("fio --time_based", None), ([], None), (["fio", 3], None),
+])
+def test_a_recorded_command_line_decides_time_based(argv, want):
+    assert fw.argv_time_based(argv) == want
+
+
+def test_a_capture_run_takes_time_based_from_its_command_line(tmp_path):
+    """A real qos-v2 run (fio 3.33, no time_based in its JSON) whose run.json records fio_argv with
+    ``--time_based``: its JSON and logs are keyed time_based=1, said to come from run.json."""
+    import gzip
+    src = ROOT / "data/raw/ceph-qos/qos-v2/scrub/wpq/rep-01"
+    rec = json.loads((src / "run.json").read_text())
+    assert "--time_based" in rec["fio_argv"]
+    text = gzip.decompress((src / "fio.json.gz").read_bytes()).decode()
+    doc = json.loads(text[text.index("{"):])
+    assert doc["fio version"] == "fio-3.33" and "time_based" not in doc["jobs"][0]["job options"]
+    run = tmp_path / "run"
+    shutil.copytree(src, run)
+    (run / "MANIFEST.sha256").unlink(missing_ok=True)
+    f = ingest(run, progress=False, lenient=True).files
+    fio_rows = f[f["kind"].astype(str).isin(["fio-json", "fio-log"])]
+    assert len(fio_rows) > 3 and set(fio_rows["time_based"].astype(str)) == {"1"}
+    meta = json.loads(fio_rows.set_index("path").loc["fio.json.gz", "meta_json"])
+    assert meta["time_based_from"] == "run.json fio_argv"

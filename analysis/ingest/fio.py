@@ -479,6 +479,22 @@ def _latency(found: _Found, name: str, ddir: str, lk: str, st: dict[str, Any], s
         })
 
 
+def _ran(found: _Found) -> dict[str, dict[str, Any]]:
+    """Per job what it did, for :func:`~.fio_workload.time_based_from_io`: ``io_bytes`` (B, its directions
+    summed), ``runtime_s`` (the longest direction's) and ``error`` (fio's error code)."""
+    out: dict[str, dict[str, Any]] = {}
+    for job, _ddir, metric, value, _unit in found.rows:
+        if metric == "io_bytes":
+            r = out.setdefault(job, {})
+            r["io_bytes"] = r.get("io_bytes", 0.0) + value
+        elif metric == "runtime":
+            r = out.setdefault(job, {})
+            r["runtime_s"] = max(r.get("runtime_s", 0.0), value)
+    for job, err in found.errors.items():
+        out.setdefault(job, {})["error"] = err
+    return out
+
+
 def _meta(doc: dict[str, Any], wrap: dict[str, Any], found: _Found, names: list[str], client: bool) -> dict[str, Any]:
     """The file's ``meta``: version, options, the workload's run keys, the checks and whether fio was
     interrupted (``terminating on signal`` in the text before the JSON)."""
@@ -514,7 +530,7 @@ def _meta(doc: dict[str, Any], wrap: dict[str, Any], found: _Found, names: list[
         "latency_not_measured": sorted(found.unmeasured),
         "identity_check": _identity_summary(found.identity),
         # the run keys of the workload fio recorded (fio_workload): the ingest adds them to the file's rows
-        "workload": workload(gopts, job_options, names, version, groups=found.groups),
+        "workload": workload(gopts, job_options, names, version, groups=found.groups, ran=_ran(found)),
         **wrap,
     }
     if found.pct_checks:

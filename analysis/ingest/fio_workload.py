@@ -7,10 +7,12 @@ Keys (units in the name): ``rw``, ``rwmixread`` (% reads, mixed modes only), ``b
 ``bsrange``; a job given either ran many sizes, so it has no ``bs_B``, neither its ``bs`` nor fio's default
 4096, and the option stays in ``fio_options``, which cells are matched on), ``iodepth``, ``numjobs``,
 ``ioengine``, ``direct`` (0/1; ``buffered=0`` is ``direct=1``), ``size_B`` (bytes; absent for ``size=50%``),
-``runtime_s``, ``time_based`` (0/1), ``target`` (``filename``, else ``directory``, else the rbd engine's
+``runtime_s``, ``time_based`` (0/1; absent where fio < 3.39 cannot record it: :data:`BARE_FLAGS_FROM`),
+``target`` (``filename``, else ``directory``, else the rbd engine's
 ``pool/rbdname``) and ``fio_version``.  A job's options override the global ones.  Where fio recorded options,
 an option left out is fio's documented default (``rw=read``, ``bs=4096``, ``iodepth=1``, ``numjobs=1``, ``direct=0``,
-``time_based=0``, ``rwmixread=50`` for mixed modes): what the job ran, listed in ``defaults``.  Sizes as fio
+``time_based=0`` where the JSON could have recorded it, ``rwmixread=50`` for mixed modes): what the job ran,
+listed in ``defaults``.  Sizes as fio
 reads them: ``k``/``m``/``g``/``t`` are powers of 1024 unless ``kb_base=1000`` (then ``ki``/``mi`` … are).
 
 Every other option that changes what runs (``ramp_time``, ``rate``, ``thinktime``, ``fsync``, ``verify``,
@@ -83,9 +85,59 @@ def _flag(v: Any) -> int:
     return 0 if str(v).strip() in ("0", "false") else 1
 
 
-def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, Any], list[str]]:
+#: fio before 3.39 leaves an option given without a value (``time_based``, ``norandommap`` …, fio's
+#: FIO_OPT_STR_SET) out of its JSON ``job options`` (its JSON writer refused empty strings until fio commit
+#: 4a1f2a5b, "json: allow empty string values", first in fio-3.39).  Measured here: fio 3.33 run with
+#: ``--time_based`` (or ``time_based`` in a job file) ran 2,001 ms of ``runtime=2`` on a 1 MiB file, and its
+#: JSON has no ``time_based``; with ``--time_based=1`` it has ``"time_based": "1"``; fio 3.39 writes ``""``.
+BARE_FLAGS_FROM = (3, 39)
+_VERSION = re.compile(r"fio-(\d+)\.(\d+)")
+
+
+def records_bare_flags(version: Any) -> bool:
+    """Whether a fio JSON of ``version`` (``fio-3.33``) lists options given without a value (False for a
+    version string that is not fio's); True for None (a job file, which holds them as written)."""
+    if version is None:
+        return True
+    m = _VERSION.match(str(version))
+    return m is not None and (int(m[1]), int(m[2])) >= BARE_FLAGS_FROM
+
+
+def time_based_from_io(keys: dict[str, Any], ran: dict[str, Any] | None) -> str:
+    """What a job's IO says of a ``time_based`` its JSON cannot record (:data:`BARE_FLAGS_FROM`), from
+    ``ran`` (``io_bytes`` over its directions, ``runtime_s`` the longest, ``error``): time-based when it
+    moved more bytes than ``size`` × ``numjobs`` × ``loops`` (only a time-based job wraps around), not when it
+    ended, without an error, before 90 % of its ``runtime`` (a time-based job runs all of it); else nothing.
+    Said, not keyed: repeats of one workload would get different keys as their IO crosses ``size``."""
+    ran = ran or {}
+    io, rt = ran.get("io_bytes"), ran.get("runtime_s")
+    size, runtime = keys.get("size_B"), keys.get("runtime_s")
+    reps = (keys.get("numjobs") or 1) * max(1, keys.get("_loops") or 1)
+    if io and size and io > size * reps:
+        return f"its IO says time-based: it moved {io:.0f} B, more than size {size} B × {reps}"
+    if rt and runtime and not ran.get("error") and rt < 0.9 * runtime:
+        return f"its IO says not time-based: it ended at {rt:g} s of runtime {runtime:g} s without an error"
+    return "its IO cannot tell: it ran its runtime within its size, as a time-based job and one limited by it both do"
+
+
+def argv_time_based(argv: Any) -> int | None:
+    """``time_based`` (0/1) of a fio command line (``["fio", "--name=x", "--time_based", …]``, as the
+    capture's run.json ``fio_argv`` records it): 1 for ``--time_based`` (bare or ``=1``), 0 for ``=0``; 0
+    when the line names no job file and does not give it (fio's default); None when a job file may hold it
+    or ``argv`` is not a list of strings."""
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return None
+    for a in argv[1:]:
+        if a == "--time_based" or a.startswith("--time_based="):
+            return _flag(a.partition("=")[2]) if "=" in a else 1
+    return None if any(not a.startswith("-") for a in argv[1:]) else 0
+
+
+def job_workload(opts: dict[str, Any], version: Any = None,
+                 ran: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
     """One job's keys from its merged options (global, then the job's own); also the keys that took fio's
-    default."""
+    default.  Where the JSON cannot record a bare ``time_based`` it has no such key, and ``time_based_from``
+    says so with what the job's IO (``ran``: :func:`time_based_from_io`) says of it."""
     kb = 1000 if str(opts.get("kb_base", "")).strip() == "1000" else 1024
     out: dict[str, Any] = {}
     defaults: list[str] = []
@@ -125,6 +177,13 @@ def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, A
     if rest:
         out["fio_options"] = " ".join(f"{k}={v}" if v != "" else k for k, v in rest)
     out["time_based"] = _flag(opts["time_based"]) if "time_based" in opts else None
+    unrecorded = "time_based" not in opts and not records_bare_flags(version)
+    if unrecorded:
+        loops = opts.get("loops")
+        out["_loops"] = int(loops) if loops is not None and str(loops).strip().isdigit() else 1
+        out["time_based_from"] = f"not recorded ({version} leaves a bare time_based out of its JSON); " \
+                                 + time_based_from_io(out, ran)
+        del out["_loops"]
     tgt = opts.get("filename") or opts.get("directory")
     if tgt is None and opts.get("rbdname"):
         tgt = f"{opts.get('pool', '')}/{opts['rbdname']}"
@@ -132,6 +191,8 @@ def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, A
     if version:
         out["fio_version"] = str(version)
     for k, v in DEFAULTS.items():
+        if k == "time_based" and unrecorded:
+            continue  # not recorded: not known (never fio's default assumed); what the IO says is said
         if out.get(k) is None and not (k == "bs_B" and ("bs_read_B" in out or ranged)):
             out[k] = v
             defaults.append(k)
@@ -142,21 +203,28 @@ def job_workload(opts: dict[str, Any], version: Any = None) -> tuple[dict[str, A
 
 
 def workload(global_options: dict[str, Any] | None, job_options: dict[str, dict[str, Any]], jobs: list[str],
-             version: Any = None, groups: dict[str, int] | None = None) -> dict[str, Any]:
+             version: Any = None, groups: dict[str, int] | None = None,
+             ran: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The file's workload: ``{"keys": …, "by_job": …, "defaults": …}``.  ``keys`` holds what every job
     agrees on; ``by_job`` maps each job to the keys its jobs disagree on (absent when they agree: one job,
     or ``numjobs`` copies).  ``{}`` when fio recorded no options (fio 2.1): nothing is known, nothing is
     assumed.  fio ``--client``'s ``All clients`` entry repeats its hosts and is left out.  ``groups``: each
     job's ``groupid`` (fio JSON); with more than one, or a job that waited for another (``wait_for``), each
-    job's ``fio_group`` (module docstring) — known even where fio recorded no options."""
+    job's ``fio_group`` (module docstring) — known even where fio recorded no options.  ``ran``: each job's
+    IO (:func:`job_workload`); ``time_based_from`` (per job) says that fio did not record ``time_based``
+    (then there is no such key) and what the job's IO says of it."""
     jobs = [j for j in jobs if j != "All clients" and not j.startswith("All clients@")]
     group = job_groups(jobs, groups or {}, job_options, global_options)
     if not global_options and not any(job_options.get(j) for j in jobs):
         return {"keys": {}, "defaults": [], "by_job": {j: {"fio_group": g} for j, g in group.items()}} if group else {}
     per: dict[str, dict[str, Any]] = {}
     defaults: set[str] = set()
+    how: dict[str, str] = {}
     for j in jobs or [""]:
-        keys, d = job_workload({**(global_options or {}), **(job_options.get(j) or {})}, version)
+        keys, d = job_workload({**(global_options or {}), **(job_options.get(j) or {})}, version,
+                               (ran or {}).get(j))
+        if "time_based_from" in keys:
+            how[j] = keys.pop("time_based_from")
         if j in group:
             keys["fio_group"] = group[j]
         per[j] = keys
@@ -168,6 +236,10 @@ def workload(global_options: dict[str, Any] | None, job_options: dict[str, dict[
     differ = [k for k in names if k not in common]
     if differ:
         out["by_job"] = {j: {k: per[j].get(k) for k in differ} for j in per}
+    if how:
+        out["time_based_from"] = how
+        out["unrecorded"] = (f"{version} lists no option given without a value (time_based, norandommap …): "
+                             "time_based is not a key, and fio_options holds the options given with a value")
     return out
 
 

@@ -53,6 +53,7 @@ import pandas as pd
 from .executors import Processes, WorkerDied  # noqa: F401 (WorkerDied: what ingest raises)
 from .base import SERIES_COLUMNS, SUMMARY_COLUMNS, IngestError, Label, Tidy, column, union_str_categoricals
 from .context import Contexts, workload_context
+from .fio_workload import argv_time_based
 from .compress import compression
 from .detect import HEAD_BYTES, detect, read
 from .discovery import (MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_name, refusal_stat, shown,
@@ -335,6 +336,12 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
             wl = _jobfile_workload(parsed, wl, folder, root)
             if wl.get("from") == "jobfile":
                 row["meta_json"] = json.dumps(parsed.meta, default=str, ensure_ascii=False)
+        if parsed.kind in FIO_KINDS and "time_based" not in (wl.get("keys") or {}):  # fio < 3.39: the command line
+            tb = argv_time_based((folder_for(p, folder).record() or {}).get("fio_argv"))
+            if tb is not None:
+                wl = {**wl, "keys": {**(wl.get("keys") or {}), "time_based": tb}}
+                parsed.meta["time_based_from"] = "run.json fio_argv"
+                row["meta_json"] = json.dumps(parsed.meta, default=str, ensure_ascii=False)
         added, conflicts = workload_context(ctx, wl.get("keys") or {})
         if ctx.get("run") is None:  # no run.json / CBT run: a fio invocation is one (its JSON and its logs)
             inv = str(p) if parsed.kind in ("fio-json", *TEXT_KINDS) else wl.get("companion_path")
@@ -370,6 +377,8 @@ def _read_into(out: FileOutcome, p: Path, root: Path, ctx: dict[str, Any], kind:
 
 #: fio's text outputs (normal, terse): they record no job options
 TEXT_KINDS = ("fio-text", "fio-terse")
+#: fio's outputs whose workload keys a run's recorded command line completes (:func:`argv_time_based`)
+FIO_KINDS = ("fio-json", "fio-log", "fio-hist-log")
 
 
 def _jobfile_workload(parsed: Any, wl: dict[str, Any], folder: RunFolder, root: Path) -> dict[str, Any]:
