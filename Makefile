@@ -147,7 +147,7 @@ $(REPORTS)/%.html: $(REPORTS)/%.ipynb
 # notebooks and the claims run as many at a time as the machine has cores (REPORT_JOBS) once the data is
 # built; one line each (name, seconds), the wall time at the end
 REPORT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# the studies' claims with a verdict per campaign (reports/claims.csv and findings.json; skipped, with a
+# the studies' claims with a verdict per campaign (reports/claims.csv, validity.csv: the gate, findings.json; skipped, with a
 # message, when the data has none of these campaigns); a job beside the notebooks: it reads only the tables
 CLAIMS_CAMPAIGNS ?= qos-2026 qos-v2 qos-reef
 $(REPORTS)/claims.csv: $(ANALYSIS_PY) $(REPORTS)/dataset.txt

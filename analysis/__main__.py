@@ -327,6 +327,10 @@ def _table_path(proc: Path, name: str) -> Path | None:
     return None
 
 
+#: beside claims.csv: the validity gate of each QoS campaign (analysis.stats.validity)
+VALIDITY_CSV = "validity.csv"
+
+
 def _claims(a: argparse.Namespace) -> int:
     from .store import TableSetError, verify
     proc, out = Path(a.processed), Path(a.out)
@@ -365,7 +369,7 @@ def _claims(a: argparse.Namespace) -> int:
         print(f"claims: no QoS runs of {', '.join(c for c in metrics if c not in qos)} in {proc}: skipped")
     present = [c for c in a.campaign if c in qos]
     if not present:
-        for stale in (out, out.with_name("findings.json")):  # another data set's would end up in the report
+        for stale in (out, out.with_name("findings.json"), out.with_name(VALIDITY_CSV)):  # another data set's
             if stale.exists():
                 stale.unlink()
                 print(f"claims: removed the stale {stale}")
@@ -376,15 +380,23 @@ def _claims(a: argparse.Namespace) -> int:
     from .stats.prereg import run_records
     table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha, release=rel.get(c),
                                     records=run_records(summary, c)) for c in present], ignore_index=True)
+    from .stats import validity
+    gate = pd.concat([validity.gate(summary, series, c, published) for c in present], ignore_index=True)
+    table.insert(table.columns.get_loc("verdict"), "comparable", validity.comparable(table, gate))
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        table.to_csv(tmp, index=False)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    for frame, dest in ((gate, out.with_name(VALIDITY_CSV)), (table, out)):
+        tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+        try:
+            frame.to_csv(tmp, index=False)
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+    for c, g in gate.groupby("campaign", sort=False):
+        print(f"{out.with_name(VALIDITY_CSV)}: {c}: " + ", ".join(f"{r.condition} {r.status}" for r in g.itertuples()))
     from . import findings
-    rows = [r for c in present for r in findings.protection(qos[c], run_records(summary, c), c, rel.get(c))]
+    bad = validity.failed(gate)  # the report's sentences say where a campaign is not the seeds' experiment
+    rows = [{**r, "gate_failed": bad.get(c, [])} for c in present
+            for r in findings.protection(qos[c], run_records(summary, c), c, rel.get(c))]
     print(findings.write(rows, out.with_name(findings.FINDINGS_JSON)))
     for col, what in (("verdict", "the pre-registered model"), ("verdict_paired", "the paired test")):
         for (c, kind), row in verdict_counts(table, col).iterrows():

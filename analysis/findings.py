@@ -25,6 +25,7 @@ import pandas as pd
 
 from .stats import prereg
 from .stats.consistency import ALPHA
+from .stats.validity import FAILED_AS
 from .stats.iosched import WORKLOAD, workload_verdicts
 from .stats.verdicts import bh
 
@@ -91,7 +92,9 @@ def _link(text: str, target: str | None) -> str:
 def qos_sentences(rows: list[dict], sections: set[str]) -> list[str]:
     """One sentence per campaign of ``findings.json``'s ``qos_protection``, a clause per operation: who
     protected the client (WPQ, the best other setting, or none measurably: BH q < 0.05 over the settings),
-    by how much, and at what cost in the operation's duration; the CIs' caveat once, in the first."""
+    by how much, and at what cost in the operation's duration; the CIs' caveat once, in the first.  A
+    campaign that fails the validity gate (``gate_failed``: :mod:`analysis.stats.validity`) is said to be a
+    rig that is not the seeds' experiment, with the conditions it fails, before what it found."""
     out = []
     by_campaign: dict[str, list[dict]] = {}
     for r in rows:
@@ -120,7 +123,10 @@ def qos_sentences(rows: list[dict], sections: set[str]) -> list[str]:
                            f"against WPQ (q {r['client_q']:.2g}){cost}")
         runs = sorted({int(r["runs_per_setting"]) for r in rs})
         caveat = "; 95 % CIs under the pre-registered model, not adjusted for picking the best" if not out else ""
-        out.append(f"On {rel} ({html.escape(camp)}), {'; '.join(clauses)} ({'–'.join(map(str, runs))} runs a "
+        gate = r0.get("gate_failed") or []
+        rig = (f", a rig that is not the seeds' experiment ({', '.join(FAILED_AS.get(g, g) for g in gate)}; "
+               f"{_link('the validity gate', where if where in sections else None)}), " if gate else ", ")
+        out.append(f"On {rel} ({html.escape(camp)}){rig}{'; '.join(clauses)} ({'–'.join(map(str, runs))} runs a "
                    f"setting{caveat}; {_link('figures', where if where in sections else None)}).")
     return out
 
@@ -137,7 +143,12 @@ def claims_sentence(table: pd.DataFrame, sections: set[str]) -> list[str]:
         tested = int(row.drop(["decided", "open"], errors="ignore").sum())
         how = [f"{int(row[v])} {v}" for v in ("reproduced", "same direction, smaller", "same direction, larger",
                                                "contradicted", "undecided", "not measurable here") if row.get(v, 0)]
-        parts.append(f"{html.escape(str(camp))} {int(row['decided'])} of {tested} ({', '.join(how)})")
+        comp = table.loc[(table["campaign"] == camp) & table["direction"].notna(), "comparable"] \
+            if "comparable" in table else pd.Series(dtype=str)
+        with_seeds = int(comp.astype(str).eq("yes").sum())
+        parts.append(f"{html.escape(str(camp))} {int(row['decided'])} of {tested} ({', '.join(how)}; "
+                     f"{with_seeds} comparable with the seeds)" if len(comp) else
+                     f"{html.escape(str(camp))} {int(row['decided'])} of {tested} ({', '.join(how)})")
     if not parts:
         return []
     return [f"The published mClock-vs-WPQ claims, distinct tests decided on each campaign (BH q over its "

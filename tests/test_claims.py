@@ -17,6 +17,7 @@ from scipy import stats
 from statsmodels.stats.power import TTestPower
 
 from analysis.__main__ import main
+from analysis.stats import validity
 from analysis.published.qos import COLUMNS as PUB_COLUMNS, PART1_SEED, PART2_SEED
 from analysis.stats import claims as cl
 from conftest import ROOT
@@ -330,9 +331,16 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     assert main(["claims", "--processed", str(real_proc), "--out", str(out), "--campaign", "qos-2026", "absent-x"]) == 0
     assert "no runs of absent-x" in capsys.readouterr().out
     # written atomically, no temp file left; findings.json (the report's first screen) beside it
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv", "findings.json"]
+    # and the campaign's validity gate; each claim says whether it is comparable (analysis.stats.validity)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.csv", "findings.json", "validity.csv"]
     t = pd.read_csv(out, keep_default_na=False, na_values=[""])
-    assert list(t.columns) == EXPECTED_COLUMNS and (t["campaign"] == "qos-2026").all()
+    with_gate = EXPECTED_COLUMNS[:EXPECTED_COLUMNS.index("verdict")] + ["comparable"] \
+        + EXPECTED_COLUMNS[EXPECTED_COLUMNS.index("verdict"):]
+    assert list(t.columns) == with_gate and (t["campaign"] == "qos-2026").all()
+    gate = pd.read_csv(tmp_path / "validity.csv")
+    assert list(gate["condition"]) == list(validity.CONDITIONS) and set(gate["campaign"]) == {"qos-2026"}
+    failed = sorted(gate.loc[gate["status"] == "fail", "condition"])
+    assert set(t["comparable"]) == {"yes" if not failed else "no: " + ", ".join(failed)}
     from analysis.store import read_table
     summary, series = (read_table(real_proc, n, filters=[("campaign", "==", "qos-2026")]) for n in ("summary", "series"))
     rc = reconcile(load_all(), run_metrics(summary, series, "qos-2026"))

@@ -395,7 +395,21 @@ class CbtWorkloads:
 #: the OSD ran), so notebooks select tuned arms by value, never by directory name (issue 10).
 #: Units as Ceph prints them: ``scrub_cost`` in bytes, priorities and counts unitless.
 TUNED_KEYS = {"osd_max_scrubs": "max_scrubs", "osd_scrub_cost": "scrub_cost",
-              "osd_requested_scrub_priority": "requested_scrub_priority"}
+              "osd_requested_scrub_priority": "requested_scrub_priority",
+              # the settings the seeds state, read back from the OSD (reports/validity.csv, stats.validity)
+              "osd_max_backfills": "max_backfills", "osd_recovery_max_active": "recovery_max_active",
+              "osd_recovery_max_active_hdd": "recovery_max_active_hdd",
+              "osd_recovery_max_active_ssd": "recovery_max_active_ssd",
+              "bluestore_throttle_bytes": "bluestore_throttle_bytes",
+              "bluestore_throttle_deferred_bytes": "bluestore_throttle_deferred_bytes",
+              "osd_mclock_max_capacity_iops_hdd": "mclock_capacity_iops_hdd",
+              "osd_mclock_max_capacity_iops_ssd": "mclock_capacity_iops_ssd",
+              "osd_mclock_skip_benchmark": "mclock_skip_benchmark",
+              "bluestore_debug_enforce_settings": "bluestore_enforce_settings"}
+#: run keys from run.json's ``throttle`` (``capture/ceph/throttle.py``: the per-OSD block IO limits, IO/s
+#: per direction, and the cgroup version that enforced them)
+THROTTLE_KEYS = {"read_iops": "throttle_read_iops", "write_iops": "throttle_write_iops",
+                 "cgroup_version": "throttle_cgroup"}
 
 
 def _config_value(v: Any) -> str | None:
@@ -472,7 +486,7 @@ def ceph_release_of(doc: dict[str, Any]) -> tuple[str, str] | None:
 
 def run_json_context(path: Path, root: Path) -> dict[str, Any]:
     """Run keys from a ``capture/`` run.json: its top-level scalars, the tuned OSD options
-    (``TUNED_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
+    (``TUNED_KEYS``), the block IO throttle (``THROTTLE_KEYS``), ``background_unfinished`` (comma-joined; empty when every background
     operation ended), ``redone`` (attempts thrown away as disturbed or failed before this one) and
     ``fio_t0_after_spawn_s`` (s from the timeline's t=0, fio's spawn, to fio's log t=0)."""
     from .compress import read_all
@@ -499,6 +513,11 @@ def run_json_context(path: Path, root: Path) -> dict[str, Any]:
         for opt, key in TUNED_KEYS.items():
             if eff.get(opt) is not None:
                 ctx[key] = _config_value(eff[opt])
+    th = doc.get("throttle")
+    if isinstance(th, dict):
+        for opt, key in THROTTLE_KEYS.items():
+            if isinstance(th.get(opt), (str, int, float)) and not isinstance(th.get(opt), bool):
+                ctx[key] = th[opt]
     rel = ceph_release_of(doc)
     if rel is not None:
         ctx["ceph_release"], ctx["ceph_version"] = rel
