@@ -331,6 +331,25 @@ def _table_path(proc: Path, name: str) -> Path | None:
 VALIDITY_CSV = "validity.csv"
 
 
+def _gate_all(proc: Path, present: list[str], summary, series, published, scenarios: set) -> "pd.DataFrame":
+    """The validity gate of every QoS campaign of the set (the claims' campaigns first, then the others,
+    pilots included, by name): a campaign is QoS when a run of it has a scenario of the studies with a
+    background operation (a ``baseline`` alone, as a CBT campaign has, is not)."""
+    import pandas as pd
+    from .stats import validity
+    from .store import read_table
+    files = read_table(proc, "files", columns=["campaign", "scenario"], check=False)
+    sc = files["scenario"].astype(str)
+    qos = files[sc.isin(scenarios) & sc.map(lambda x: bool(validity.ops_of(x))).astype(bool)]["campaign"]
+    qos = qos.dropna().astype(str)
+    others = sorted(set(qos) - set(present))
+    if others:
+        flt = [("campaign", "in", others)]
+        summary = pd.concat([summary, read_table(proc, "summary", check=False, filters=flt)], ignore_index=True)
+        series = pd.concat([series, read_table(proc, "series", check=False, filters=flt)], ignore_index=True)
+    return pd.concat([validity.gate(summary, series, c, published) for c in [*present, *others]], ignore_index=True)
+
+
 def _claims(a: argparse.Namespace) -> int:
     from .store import TableSetError, verify
     proc, out = Path(a.processed), Path(a.out)
@@ -381,7 +400,7 @@ def _claims(a: argparse.Namespace) -> int:
     table = pd.concat([claims_table(published, qos[c], c, alpha=a.alpha, release=rel.get(c),
                                     records=run_records(summary, c)) for c in present], ignore_index=True)
     from .stats import validity
-    gate = pd.concat([validity.gate(summary, series, c, published) for c in present], ignore_index=True)
+    gate = _gate_all(proc, present, summary, series, published, set(SCENARIO.values()))
     table.insert(table.columns.get_loc("verdict"), "comparable", validity.comparable(table, gate))
     out.parent.mkdir(parents=True, exist_ok=True)
     for frame, dest in ((gate, out.with_name(VALIDITY_CSV)), (table, out)):

@@ -84,6 +84,18 @@ def ops_of(scenario: str) -> list[str]:
     return [op for op in OP_DIRECTIONS if op in str(scenario).split("_")]
 
 
+def _with_op(facts: pd.DataFrame, op: str | None = None) -> np.ndarray:
+    """Which runs have a background operation (``op``: that one), as a plain bool mask."""
+    return np.array([bool(ops_of(s)) if op is None else op in ops_of(s) for s in facts["scenario"].astype(str)],
+                    dtype=bool)
+
+
+def _mclock(facts: pd.DataFrame) -> np.ndarray:
+    """Which runs ran mClock (run key ``op_queue``), as a plain bool mask."""
+    q = facts["op_queue"].astype(str) if "op_queue" in facts else pd.Series("", index=facts.index)
+    return (q == "mclock_scheduler").to_numpy(dtype=bool)
+
+
 def run_facts(summary: pd.DataFrame, campaign: str) -> pd.DataFrame:
     """One row per run of ``campaign`` (scenario, arm, repeat) with the run keys of :data:`KEYS` it has,
     as text (the fio JSON's rows carry them; a run without a fio JSON has none)."""
@@ -123,7 +135,7 @@ def op_inside_client(summary: pd.DataFrame, series: pd.DataFrame, campaign: str)
 
 def shared_budget(facts: pd.DataFrame) -> tuple[str, str, int]:
     """(status, measured, runs) of condition b."""
-    f = facts[facts["scenario"].map(lambda s: bool(ops_of(s)))]
+    f = facts[_with_op(facts)]
     if f.empty or "rw" not in f:
         return "not measured", "no run with a background operation and a recorded client rw", 0
     limited = "throttle_read_iops" in f and "throttle_write_iops" in f and \
@@ -179,7 +191,7 @@ def cost_model(summary: pd.DataFrame, facts: pd.DataFrame, campaign: str) -> tup
 
 def own_baseline(facts: pd.DataFrame) -> tuple[str, str, int]:
     """(status, measured, runs) of condition d."""
-    bg = facts[facts["scenario"].map(lambda s: bool(ops_of(s)))]
+    bg = facts[_with_op(facts)]
     if bg.empty:
         return "not measured", "no run with a background operation", 0
     base = set(facts.loc[facts["scenario"] == "baseline", "arm"].astype(str))
@@ -219,8 +231,7 @@ def settings(facts: pd.DataFrame, published: pd.DataFrame | None = None) -> tupl
     for key in ("bluestore_throttle_bytes", "bluestore_throttle_deferred_bytes"):
         need(p1, key, seed[("part1", key)], f"{key} (snaptrim/recovery tests)")
         need(p2, key, seed[("part2", key)], f"{key} (scrub tests)")
-    rec = facts[facts["scenario"].map(lambda s: "recovery" in ops_of(s))
-                & facts.get("op_queue", pd.Series("", index=facts.index)).astype(str).eq("mclock_scheduler")]
+    rec = facts[_with_op(facts, "recovery") & _mclock(facts)]
     if not rec.empty:
         rec = rec.assign(recovery_max_active_in_force=[_recovery_active(r) for _, r in rec.iterrows()])
         rec["recovery_max_active_in_force"] = rec["recovery_max_active_in_force"].map(lambda x: f"{x:g}")
@@ -254,7 +265,7 @@ def _recovery_active(r: pd.Series) -> float:
 
 def capacity(facts: pd.DataFrame) -> tuple[str, str, int]:
     """(status, measured, runs) of condition f."""
-    m = facts[facts.get("op_queue", pd.Series("", index=facts.index)).astype(str).eq("mclock_scheduler")]
+    m = facts[_mclock(facts)]
     if m.empty or "mclock_skip_benchmark" not in m:
         return "not measured", "no mClock run with its capacity settings recorded", 0
     skipped = m["mclock_skip_benchmark"].astype(str).str.lower().isin(["true", "1"])
