@@ -341,11 +341,21 @@ def test_one_unreadable_entry_fails_alone(tmp_path, what):
 
 
 def _as_nobody() -> list[str]:
+    """The command prefix that runs a command as nobody (root reads anything, so a permission can only fail
+    for another user); skips where nobody cannot run this checkout's interpreter with the package and
+    pandas (a checkout below a folder only root may enter, e.g. ``mktemp -d``'s mode 0700)."""
     if os.geteuid() != 0:
         return []
     if not shutil.which("setpriv"):
         pytest.skip("root without setpriv: a permission cannot be made to fail")
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    probe = subprocess.run([*prefix, PY, "-c", "import analysis.ingest.walk, pandas"], cwd="/", capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                       "PYTHONDONTWRITEBYTECODE": "1"})
+    if probe.returncode != 0:
+        pytest.skip(f"nobody cannot run this checkout ({ROOT}: a parent folder is private): "
+                    f"{(probe.stderr.strip().splitlines() or ['?'])[-1]}")
+    return prefix
 
 
 @pytest.fixture
