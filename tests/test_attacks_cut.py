@@ -128,8 +128,8 @@ def test_a_histogram_log_cut_at_a_line_is_partial(tmp_path):
         _cut(WINDOWED, tmp_path / str(keep), "win_clat_hist.1.log", keep)
         st[keep] = _status(ingest(tmp_path / str(keep), progress=False).files, "win_clat_hist.1.log")
     assert st[6] == ("ok", None)
-    assert st[5] == ("partial", "the read windows end at 2.501 s, job 'win' ran 4.001 s (randread-4k-windowed.json; "
-                     f"windows of 0.5 s, a whole log ends within one of the runtime; they hold {100 * held / 8001:.0f} % "
+    assert st[5] == ("partial", "the read intervals end at 2.501 s, job 'win' ran 4.001 s (randread-4k-windowed.json; "
+                     f"intervals of 0.5 s, a whole log ends within one of the runtime; they hold {100 * held / 8001:.0f} % "
                      "of its IOs): the log was cut")
 
 

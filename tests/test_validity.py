@@ -172,3 +172,16 @@ def test_the_first_screen_says_a_rig_that_fails_the_gate_is_not_the_seeds_experi
     assert gated.startswith("On Ceph Pacific (qos-v2), a rig that is not the seeds' experiment (operations left "
                             "unfinished in the client run, mClock's capacity set, not benchmarked; <a "
                             "href='#33-qos-v2'>the validity gate</a>), during scrub, no op-queue setting")
+
+
+def test_the_seeds_settings_are_read_from_the_published_tables():
+    """The gate's seed values are data/published's rows (part 1 line 52: 256 KiB; part 2 line 60: 2 MiB; part 1
+    lines 109-110: 1000), not constants: a published table that said otherwise would move them."""
+    from analysis.published.qos import load_all
+    pub = load_all()
+    got = v._seed_settings(pub)
+    assert got[("part1", "bluestore_throttle_bytes")] == 256 * 1024 and got[("part2", "bluestore_throttle_bytes")] == 2 << 20
+    assert got[("part1", "osd_max_backfills")] == 1000 == got[("part1", "osd_recovery_max_active")]
+    moved = pub.copy()
+    moved.loc[moved["metric"].eq("bluestore_throttle_bytes") & moved["seed"].str.contains("part2"), "value"] = 4.0
+    assert v._seed_settings(moved)[("part2", "bluestore_throttle_bytes")] == 4 << 20

@@ -385,9 +385,10 @@ def _cut_check(companion: Parsed, meta: dict[str, Any], checks: dict[str, Any], 
     if cut:
         meta["cut"] = cut
         name = Path(companion.path).name
+        unit = "intervals" if metric == "hist" else "windows"  # a histogram log's log_hist_msec intervals
         meta["partial_reason"] = "; ".join(
-            f"the {d} windows end at {x['ends_s']:.4g} s, job {x['job']!r} ran {x['runtime_s']:.4g} s ({name}; "
-            f"windows of {x['window_s']:g} s, a whole log ends within one of the runtime"
+            f"the {d} {unit} end at {x['ends_s']:.4g} s, job {x['job']!r} ran {x['runtime_s']:.4g} s ({name}; "
+            f"{unit} of {x['window_s']:g} s, a whole log ends within one of the runtime"
             + (f"; they hold {100 * x['holds']:.0f} % of its {'bytes' if metric == 'bw' else 'IOs'}"
                if "holds" in x else "") + "): the log was cut"
             for d, x in cut.items())

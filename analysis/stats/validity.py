@@ -291,11 +291,11 @@ def _seed_settings(published: pd.DataFrame | None) -> dict[tuple[str, str], floa
         return out
     scale = {"KiB": 1024.0, "MiB": 2.0**20, "count": 1.0}
     for part, seed in (("part1", "snaptrim-recovery-part1"), ("part2", "scrub-part2")):
-        p = published[published["seed"].astype(str).str.contains(seed) & (published["kind"] == "setting")]
+        p = published[published["seed"].astype(str).str.contains(seed) & (published["kind"] == "setting")
+                      & published["test"].fillna("").astype(str).eq("")]  # a setting of every test
         for key in ("bluestore_throttle_bytes", "bluestore_throttle_deferred_bytes", "osd_max_backfills",
                     "osd_recovery_max_active"):
-            r = p[p["metric"].astype(str).str.startswith(key[:27]) & p["test"].isna()]
-            r = r[r["metric"].astype(str).map(lambda m: key.startswith(m.rstrip(".")) or m == key)]
+            r = p[p["metric"].astype(str) == key]
             if len(r) and str(r["unit"].iloc[0]) in scale:
                 out[(part, key)] = float(r["value"].iloc[0]) * scale[str(r["unit"].iloc[0])]
     return out
