@@ -8,8 +8,24 @@ PROC  ?= data/processed
 REPORTS ?= reports
 FIGURES ?= figures
 
-.PHONY: all venv cc tools data report report-pdf test lab bench manifest capture-fio capture-fio-grid clean
+.PHONY: all help venv cc tools data report report-pdf test lab bench manifest capture-fio capture-fio-grid clean
 all: report
+
+# the user targets first, then the capture targets (each runs real benchmarks: the machine alone)
+help:
+	@printf '%s\n' \
+	  'make report       render reports/report.html from DATA (default data/raw; DATA=your/folder for yours)' \
+	  'make test         every test, the notebooks checked by nbval (what CI runs: .ci/run)' \
+	  'make data         ingest DATA into PROC (data/processed) when its content changed' \
+	  'make lab          JupyterLab on the notebooks' \
+	  'make report-pdf   the report printed to reports/report.pdf by headless Chromium' \
+	  'make manifest     write DATA/MANIFEST.sha256 (sha256sum -c reads it)' \
+	  'make bench        the speed and memory benchmarks → reports/bench.md (the machine alone)' \
+	  'make venv         the .venv of environment.yml'"'"'s pins and the C part' \
+	  'make clean        remove the processed tables and the rendered report' \
+	  '' 'capture (docs/capture.md; each needs the machine alone):'
+	@grep -oE '^capture-[a-z0-9-]+:|^ceph-reef[a-z-]*:|^(pilot|cbt-pilot)-verdict:' $(firstword $(MAKEFILE_LIST)) \
+	  | tr -d ':' | sed 's/^/  make /'
 
 # --- environment: the pip list of environment.yml is the one dependency list ------------------------
 # Installed by uv (itself a wheel from the package index, put in the venv first), which sets up the same

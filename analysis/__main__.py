@@ -895,7 +895,8 @@ _SUBCOMMANDS = {
 
 def _parser() -> argparse.ArgumentParser:
     """``python -m analysis``'s parser: one subparser per :data:`_SUBCOMMANDS` entry, its handler as ``fn``."""
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__, epilog=EXIT_CODES,
+    prog = "cephqos" if Path(sys.argv[0]).name == "cephqos" else "python -m analysis"  # the console command
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=EXIT_CODES,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, (help_line, add_arguments, handler) in _SUBCOMMANDS.items():
