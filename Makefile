@@ -213,6 +213,7 @@ READER_TESTS := $(addsuffix .py,$(addprefix tests/test_,any_data base blktrace b
   damage fio_bins fio_grid fio_json fio_log fio_log_stream fio_workload fuzz getput ingest_faults keys native \
   radosbench radosbench_conformance scale scan sysutil sysutil_fast tables validate walk))
 test: .venv/.installed .venv/.native tools data
+	$(PY) -m ruff check --quiet .
 	$(PY) -m pytest -q tests --nbval-lax notebooks/00-ingest.ipynb notebooks/10-consistency.ipynb notebooks/15-compare.ipynb notebooks/20-io-schedulers.ipynb notebooks/30-qos-study.ipynb notebooks/32-qos-campaign.ipynb notebooks/33-qos-v2.ipynb notebooks/35-versions.ipynb notebooks/40-block-workload.ipynb notebooks/50-rgw.ipynb notebooks/60-history.ipynb --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 	CEPHQOS_NATIVE=0 $(PY) -m pytest -q -p no:cacheprovider $(READER_TESTS)
 

@@ -331,7 +331,7 @@ def _table_path(proc: Path, name: str) -> Path | None:
 VALIDITY_CSV = "validity.csv"
 
 
-def _gate_all(proc: Path, present: list[str], summary, series, published, scenarios: set) -> "pd.DataFrame":
+def _gate_all(proc: Path, present: list[str], summary, series, published, scenarios: set):
     """The validity gate of every QoS campaign of the set (the claims' campaigns first, then the others,
     pilots included, by name): a campaign is QoS when a run of it has a scenario of the studies with a
     background operation (a ``baseline`` alone, as a CBT campaign has, is not)."""
@@ -451,7 +451,8 @@ def _pilot(a: argparse.Namespace) -> int:
     failed = [err for p in parts for _, err in p.failed]
     for err in failed:  # a pilot decided on fewer files than it has must say so
         print(f"warning: not read: {err}", file=sys.stderr)
-    cat = lambda name: pd.concat([getattr(p, name).astype({c: str for c in ("campaign", "scenario", "arm",
+    def cat(name):
+        return pd.concat([getattr(p, name).astype({c: str for c in ("campaign", "scenario", "arm",
                                                                              "repeat", "kind", "metric", "job")
                                                             if c in getattr(p, name)}) for p in parts],
                                  ignore_index=True)

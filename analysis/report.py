@@ -734,7 +734,6 @@ def notebook_deps(notebooks: list[str | Path], processed: str | Path, reports: s
     notebook naming no campaign reads everything: it depends on ``files.parquet``.  An entry
     ``name=path`` is the notebook at ``path`` executed as ``<reports>/<name>.ipynb`` (one notebook run
     once per study)."""
-    import pandas as pd
 
     proc = Path(processed)
     files = _files_with_campaign(proc / "files.parquet")
@@ -857,8 +856,8 @@ def write_stub(notebook: str | Path, missing: list[str], data_dir: str, out: str
     stub = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
         f"# {title}\n\n**Nothing to show for this section:** `{data_dir}` has no runs of "
         + ", ".join(f"`{c}`" for c in missing)
-        + f", which this notebook reads (its parameters cell names them). Run it on data that has them, or"
-          f" pass other campaign names with papermill `-p`.")])
+        + ", which this notebook reads (its parameters cell names them). Run it on data that has them, or"
+          " pass other campaign names with papermill `-p`.")])
     stub.metadata["papermill"] = {"parameters": {"data_dir": data_dir}, "default_parameters": {},
                                   "duration": 0.0, "start_time": "", "stub": True}
     if dataset is not None:

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="also write the table here (Markdown)")
     ap.add_argument("--no-ingest", action="store_true", help="skip the whole-ingest rows")
     a = ap.parse_args(argv)
-    from analysis.ingest import _native, _scan, blktrace
+    from analysis.ingest import _native, blktrace
     if _native.library("_cscan") is None:
         print("no C part here: nothing to compare", file=sys.stderr)
         return 2

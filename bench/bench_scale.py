@@ -89,7 +89,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
-from bench_ingest import Report, fmt_s, machine_info, md_table, warm  # noqa: E402  (stdlib-only module)
+from bench_ingest import Report, fmt_s, machine_info, warm  # noqa: E402  (stdlib-only module)
 
 RAW = REPO / "data" / "raw"
 BUILDER_VERSION = 3  # bump when the corpus layout changes: a reused corpus is rebuilt

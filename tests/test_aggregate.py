@@ -16,7 +16,6 @@ import pytest
 
 from analysis import store as tset
 from analysis.stats import aggregate as ag
-from conftest import ROOT
 
 PCOLS = ["p50", "p90", "p99", "p99.9"]
 

@@ -107,7 +107,8 @@ def test_op_windows_censor_unfinished_operations_and_keep_a_pre_operation_refere
 
     def keys(scen, rep):
         return {"campaign": "c", "scenario": scen, "arm": "wpq", "repeat": str(rep)}
-    tl = lambda scen, rep, metric, v: {**keys(scen, rep), "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "",
+    def tl(scen, rep, metric, v):
+        return {**keys(scen, rep), "kind": "ceph-pg-timeline", "job": "scrub", "ddir": "",
                                        "metric": metric, "value": v}
     summary = pd.DataFrame([tl("scrub", 1, "scrub_start", 20.0), tl("scrub", 1, "scrub_duration", 30.0),
                             tl("scrub", 2, "scrub_start", 20.0),                   # never ended

@@ -23,7 +23,6 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from analysis.__main__ import main
 from analysis.ingest import fio

@@ -349,7 +349,7 @@ def test_btt_bad_section_row_says_what_was_expected(tmp_path):
     p.write_text(bad)
     with pytest.raises(IngestError) as e:
         read(p)
-    line = bad.splitlines().index(next(l for l in bad.splitlines() if "many" in l)) + 1
+    line = bad.splitlines().index(next(ln for ln in bad.splitlines() if "many" in ln)) + 1
     assert e.value.line == line
     msg = str(e.value)
     assert "section 'Device Merge Information'" in msg and "'#Q #D Ratio BLKmin" in msg and "many" in msg
@@ -377,14 +377,14 @@ def test_btt_cut_or_doubled_report(tmp_path):
     line → partial, that line unread; a second report in the same file → failed at its title line."""
     good = (FIXTURES_BLK / "ftrace-loop-mq-deadline-4k-write.btt.txt").read_text()
     lines = good.splitlines(keepends=True)
-    cut = next(i for i, l in enumerate(lines) if "Plug Information" in l)
+    cut = next(i for i, ln in enumerate(lines) if "Plug Information" in ln)
     p = tmp_path / "btt.txt"
     p.write_text("".join(lines[:cut]))
     r = read(p)
     assert r.partial and r.meta["incomplete"] == [
         "sections btt always prints are missing: Plug Information, Active Requests At Q Information (output cut?)"]
     assert r.value("d2c_mean", job="all") == 163350  # what was there is kept: 0.000163350 s
-    merge = next(i for i, l in enumerate(lines) if l.startswith(" (  7,  0) |     2002     2001"))
+    merge = next(i for i, ln in enumerate(lines) if ln.startswith(" (  7,  0) |     2002     2001"))
     p.write_text("".join(lines[:merge]) + lines[merge][:30])  # "… |     2002     20" cut mid-number
     r = read(p)
     assert r.partial and f"the file ends inside line {merge + 1} (cut)" in r.meta["incomplete"][0]
@@ -401,7 +401,7 @@ def test_blkparse_summary_cut_or_doubled(tmp_path, corpus):
     event line after the summary (two outputs in one file) fails at that line."""
     src = (corpus / "blkparse" / "blktrace-doc_blkparse_live_sda_with_summary.txt").read_text()
     lines = src.splitlines(keepends=True)
-    ev = next(i for i, l in enumerate(lines) if l.startswith("Events (8,0)"))
+    ev = next(i for i, ln in enumerate(lines) if ln.startswith("Events (8,0)"))
     p = tmp_path / "bp.txt"
     p.write_text("".join(lines[:ev]))
     r = read(p)
@@ -410,7 +410,7 @@ def test_blkparse_summary_cut_or_doubled(tmp_path, corpus):
     p.write_text(src + src)
     with pytest.raises(IngestError) as e:
         read(p)
-    first_event = next(i for i, l in enumerate(lines) if l.startswith("  8,0 "))
+    first_event = next(i for i, ln in enumerate(lines) if ln.startswith("  8,0 "))
     assert e.value.line == len(lines) + first_event + 1 and "an event line follows it" in str(e.value)
 
 

@@ -256,7 +256,8 @@ def test_the_plain_archive_as_cbt_writes_it_reads_like_the_gzipped_one(tmp_path)
     assert kinds[f"{run}/json_output.0.localhost"] == "cbt-derived"
     assert kinds[f"{run}/ceph_settings.out.localhost"] == "cbt-settings"
     cols = ["run", "archive", "op_queue", "profile", "repeat", "benchmark", "mode", "metric", "ddir", "value"]
-    pick = lambda r: r.summary[r.summary["metric"].isin(["iops", "bw"])][cols].astype(str) \
+    def pick(r):
+        return r.summary[r.summary["metric"].isin(["iops", "bw"])][cols].astype(str) \
         .sort_values(cols).reset_index(drop=True)
     assert len(pick(a)) > 0 and pick(a).equals(pick(b))
     # what the harness checks before it ships an archive: CBT's outputs per benchmark, not its extracts

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -161,7 +160,8 @@ def test_repeats_needed_under_the_model_reach_the_power_it_asks(hand):
     x, sigma, df = two_way(metrics)
     n = int(d["repeats_needed"])
     eff = math.log(1.05)
-    pw = lambda k: prereg.power(eff, sigma * math.sqrt(2 / k), df + (k - 3) * 2)
+    def pw(k):
+        return prereg.power(eff, sigma * math.sqrt(2 / k), df + (k - 3) * 2)
     assert pw(n) >= 0.8 > pw(n - 1)
     assert d["power_at_published"] == pytest.approx(float(pw(3)))
 

@@ -3,7 +3,6 @@ test fixtures, the third-party corpus and the shipped processed tables."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 import pytest

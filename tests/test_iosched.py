@@ -62,7 +62,7 @@ def test_figures_label_and_colour_the_seed_way():
                       for r, x in enumerate(xs, start=1)], columns=io.WORKLOAD + ["io_scheduler", "repeat", "value"])
     fig = fi.scatters(v, "c", "write")
     assert fig.get_label() == "iosched-scatter-c-write"
-    assert sorted(np.concatenate([l.get_ydata() for l in fig.axes[0].lines if l.get_marker() == "."])) == sorted(v["value"])
+    assert sorted(np.concatenate([ln.get_ydata() for ln in fig.axes[0].lines if ln.get_marker() == "."])) == sorted(v["value"])
     t = seed_colour_table(v, by=["target", "op", "bs", "qd"])
     fig = fi.summary_table(t, "c", "4k")
     cells = fig.axes[0].tables[0].get_celld()

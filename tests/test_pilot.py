@@ -199,7 +199,8 @@ def recorded():
     from analysis.ingest.walk import ingest
     parts = [ingest(d, progress=False, jobs=1) for d in ROUNDS]
     keys = ("campaign", "scenario", "arm", "repeat", "kind", "metric", "job")
-    cat = lambda name: pd.concat([getattr(p, name).astype({c: str for c in keys if c in getattr(p, name)})
+    def cat(name):
+        return pd.concat([getattr(p, name).astype({c: str for c in keys if c in getattr(p, name)})
                                   for p in parts], ignore_index=True)
     return cat("files"), cat("summary"), cat("series")
 

@@ -108,6 +108,7 @@ def test_power_is_the_t_test_power_and_repeats_reach_it():
                         prereg.Side("snaptrim", "wpq", "snaptrim_duration"), rec)
     eff = 0.05
     n = prereg.repeats_needed(eff, f)
-    pw = lambda k: float(prereg.power(eff, f["se"] * math.sqrt(5 / k), f["df"] + (k - 5) * 3))
+    def pw(k):
+        return float(prereg.power(eff, f["se"] * math.sqrt(5 / k), f["df"] + (k - 5) * 3))
     assert pw(n) >= 0.8 > pw(n - 1)
     assert np.isnan(prereg.repeats_needed(0.0, f)) and np.isnan(prereg.repeats_needed(1e-6, f, max_n=20))

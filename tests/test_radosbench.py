@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 from decimal import Decimal
+from typing import Any
 from pathlib import Path
 
 import numpy as np

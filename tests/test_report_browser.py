@@ -48,7 +48,7 @@ def test_report_renders_in_chromium_without_javascript_errors(tmp_path):
     page = build_report(reports, ROOT / "figures")
     r = chromium("--dump-dom", page.as_uri())
     assert r.returncode == 0, r.stderr[-2000:]
-    console_errors = [l for l in r.stderr.splitlines() if "CONSOLE" in l and ("Uncaught" in l or "Error" in l)]
+    console_errors = [ln for ln in r.stderr.splitlines() if "CONSOLE" in ln and ("Uncaught" in ln or "Error" in ln)]
     assert console_errors == []
     dom = r.stdout
     assert sorted(re.findall(r"<section id=\"([^\"]+)\"", dom)) == [b.stem for b in books]

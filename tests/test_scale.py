@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest

@@ -13,7 +13,6 @@ The workload-characterization chapter's tables are transcribed from the seed tex
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -43,7 +43,8 @@ def arm_regime(series: pd.DataFrame, by: str = "arm") -> pd.DataFrame:
     rows = []
     for arm, g in s.groupby(s[by].astype(str), sort=True):
         m = g["metric"].astype(str)
-        wide = lambda metric: g[m == metric].pivot_table(index="t_s", columns="job", values="value",
+        def wide(metric):
+            return g[m == metric].pivot_table(index="t_s", columns="job", values="value",
                                                          aggfunc="mean", observed=True)
         inflight, queued, cpu = wide("osd_in_flight"), wide("osd_queued"), wide("cpu_busy")
         if inflight.empty or queued.empty:

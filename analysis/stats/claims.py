@@ -71,7 +71,7 @@ from ..published.qos import PART1_SEED, PART2_SEED
 from . import prereg
 from .consistency import ALPHA, n_per_arm
 from .reconcile import WORKLOAD, arm_values, campaign_arms, claim_cells, claim_rows, our_metric
-from .verdicts import CONSERVATIVE, DECIDED, NOT_MEASURABLE, UNDECIDED, VERDICTS, bh, conservative, rule
+from .verdicts import DECIDED, NOT_MEASURABLE, UNDECIDED, VERDICTS, bh, conservative, rule
 
 COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "test_id",
            "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "verdict", "ours_direction", "size",

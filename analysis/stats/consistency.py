@@ -672,7 +672,8 @@ def blocked_anova_by(values: pd.DataFrame, by: str = "scenario", group: str = "a
     rows = []
     for key, g in values.groupby(by, sort=False, observed=True):
         a = blocked_anova(g, group=group, block=block)
-        get = (lambda r, c: a.loc[r, c] if r in a.index else np.nan)
+        def get(r, c):
+            return a.loc[r, c] if r in a.index else np.nan
         rows.append({by: key, "groups": g[group].nunique(), "runs": len(g),
                      "group_F": get("group", "F"), "group_p": get("group", "p"),
                      "group_p_oneway": get("group (one-way)", "p"),

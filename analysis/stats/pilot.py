@@ -181,8 +181,9 @@ def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
     the same campaign (pilot round)."""
     b = facts[facts["scenario"] == baseline]
     # a missing profile (WPQ) must be a key of its own, never NaN: NaN keys would all match the first
-    key = lambda d: (d["campaign"].astype(str) + "|" + d["op_queue"].fillna("").astype(str) + "|"
-                     + d["profile"].fillna("").astype(str))
+    def key(d):
+        return (d["campaign"].astype(str) + "|" + d["op_queue"].fillna("").astype(str) + "|"
+                + d["profile"].fillna("").astype(str))
     ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
     ref = ref[~ref.index.duplicated()]
     return key(facts).map(ref)

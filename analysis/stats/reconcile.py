@@ -80,7 +80,8 @@ def claim_cells(r: Any, arms: Mapping[str, Collection[str]]) -> tuple[tuple, tup
         return own, (None, None, "")
     ref = cell(ref_test, r.ref_scheduler, r.ref_profile, True)
     # the custom profile is the same on both sides of any comparison: only built-in profiles are swapped
-    mclock = lambda s, p: isinstance(s, str) and s not in ("wpq", "") and p != "custom"
+    def mclock(s, p):
+        return isinstance(s, str) and s not in ("wpq", "") and p != "custom"
     seeded = [c[1] is not None and c[1].startswith(SEED_PREFIX) for c in (own, ref)]
     if mclock(r.scheduler, r.profile) and mclock(r.ref_scheduler, r.ref_profile) and seeded[0] != seeded[1]:
         own = cell(r.test, r.scheduler, r.profile, False)
@@ -142,7 +143,8 @@ def _verdicts(out: pd.DataFrame, alpha: float) -> pd.Series:
     if not tested.any():
         return out["verdict"]
     t = out[tested]
-    log = lambda x: np.log1p(np.asarray(x, float) / 100)
+    def log(x):
+        return np.log1p(np.asarray(x, float) / 100)
     with np.errstate(invalid="ignore"):
         v, _, _ = rule(bh(t["p"].to_numpy(float)), log(t["ours"]), log(t["ci_low"]), log(t["ci_high"]),
                        log(t["claim"]), alpha)

@@ -181,7 +181,8 @@ def pilot_doc(doc: dict[str, Any], round_: int = 1, scenarios: list[str] | None 
             need_base += s["arms"]
     if base_name is not None:
         b_arms = doc["scenarios"][base_name].get("arms", list(doc["arms"]))
-        key = lambda a: (doc["arms"][a]["osd_op_queue"], doc["arms"][a].get("osd_mclock_profile"),
+        def key(a):
+            return (doc["arms"][a]["osd_op_queue"], doc["arms"][a].get("osd_mclock_profile"),
                          repr(doc["arms"][a].get("allocations")))
         by_key = {key(a): a for a in reversed(b_arms)}
         want = []

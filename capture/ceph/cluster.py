@@ -285,7 +285,8 @@ class Cluster:
         self.conf.write_text(render_ceph_conf(self.fsid, self.inside(self.dir), self.osd_size, self.mem,
                                               ip=self.ip, ports=self.ports))
         kr, mm = self.inside(self.dir / "keyring"), self.inside(self.dir / "monmap")
-        run = lambda argv: subprocess.run(self.argv(argv), check=True, capture_output=True)
+        def run(argv):
+            return subprocess.run(self.argv(argv), check=True, capture_output=True)
         run(["ceph-authtool", "--create-keyring", kr, "--gen-key", "-n", "mon.", "--cap", "mon", "allow *"])
         run(["ceph-authtool", kr, "--gen-key", "-n", "client.admin", "--cap", "mon",
              "allow *", "--cap", "osd", "allow *", "--cap", "mgr", "allow *"])

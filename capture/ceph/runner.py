@@ -36,10 +36,10 @@ HERE = Path(__file__).parent
 
 
 def machine_facts() -> dict[str, Any]:
-    mem = next(int(l.split()[1]) * 1024 for l in Path("/proc/meminfo").read_text().splitlines()
-               if l.startswith("MemTotal"))
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                if l.startswith("model name")), "")
+    mem = next(int(ln.split()[1]) * 1024 for ln in Path("/proc/meminfo").read_text().splitlines()
+               if ln.startswith("MemTotal"))
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), "")
     return {"nproc": os.cpu_count(), "mem_total_B": mem, "cpu_model": cpu,
             "kernel": platform.release(), "hostname": platform.node()}
 
@@ -313,7 +313,8 @@ class Runner(KeptUnderRoot):
         pgs = self.cl.ceph("pg", "dump", "pgs", fmt_json=True, timeout=60)
         stats = pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs
         pools = {str(d["poolnum"]): d["poolname"] for d in self.cl.ceph("osd", "lspools", fmt_json=True)}
-        mine = lambda name: [s for s in stats if pools.get(s["pgid"].split(".")[0]) == name]
+        def mine(name):
+            return [s for s in stats if pools.get(s["pgid"].split(".")[0]) == name]
         if op == "deep_scrub":
             from .pgpoll_stamp import stamp
             return all((stamp(s.get("last_deep_scrub_stamp")) or 0) >= t_req for s in mine("scrub"))

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from capture.block.cpu import OutsideCpu
-from capture.ceph.cluster import Cluster, ClusterError
+from capture.ceph.cluster import Cluster
 from capture.ceph.monitor import SysMon
 from capture.ceph.opqueue import OsdProbe, proc_cpu_ticks
 from capture.ceph.runner import machine_facts
