@@ -47,7 +47,7 @@ TABLES: tuple[tuple[str, str, str], ...] = (
                 "attempt, device_size_mib, max_scrubs, scrub_cost, requested_scrub_priority",
      "numbers (Int64; op_size, bs_B, scrub_cost in B, vol_size and device_size_mib in MiB), as are duration_s and "
      "osd_restart_s (float, s); other keys are string categories (bs is fio's notation, e.g. 128k); a run.json "
-     "or CBT value of such a key that is not a finite number fails that file (analysis.ingest.keys)"),
+     "or CBT value of such a key that is not a finite number fails that file (analysis.schema)"),
     ("summary", "rw, rwmixread, bs, bs_B, bs_read_B, bs_write_B, iodepth, numjobs, ioengine, direct, size_B, "
                 "runtime_s, time_based, target, fio_version",
      "the workload fio recorded in its own JSON (global options, then each job's; analysis.ingest.fio_workload), "

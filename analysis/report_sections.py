@@ -31,7 +31,7 @@ def code_digest() -> str:
 
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for name in ("report.py", "report_sections.py", "tables_html.py"):
+    for name in ("report_html.py", "report_sections.py", "tables_html.py"):
         h.update((here / name).read_bytes())
     h.update(f"nbconvert {nbconvert.__version__} Pillow {PIL.__version__}".encode())
     return h.hexdigest()
@@ -48,8 +48,8 @@ def render(nb, name: str) -> dict:
     plotly.js on the page) and ``anchors`` (the figure ids anchored as ``fig-<id>``)."""
     from nbconvert import HTMLExporter
 
-    from .report import (anchor_figures, plotly_to_html, collapse_long_tables, collapse_long_text,
-                         fold_figure_runs, lighter_images)
+    from .report_html import (anchor_figures, plotly_to_html, collapse_long_tables, collapse_long_text,
+                              fold_figure_runs, lighter_images)
     n_plotly = plotly_to_html(nb, name)
     anchors = anchor_figures(nb)
     body, _ = HTMLExporter(template_name="basic", exclude_input=True).from_notebook_node(nb)

@@ -41,8 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .ingest.base import SERIES_COLUMNS
-from .ingest.keys import FILE_COLUMNS, KEY_COLUMNS, typed_keys
+from .schema import FILE_COLUMNS, KEY_COLUMNS, SERIES_COLUMNS, typed_keys
 
 RECORD = "tables.json"
 #: the tables every ingest writes (``blk_requests`` only when block traces are present)
@@ -69,15 +68,15 @@ class TableContentError(TableSetError):
 
 
 #: the sources that decide what an ingest writes: the readers and walk, and this store
-CODE = (Path(__file__).parent / "ingest", Path(__file__))
+CODE = (Path(__file__).parent / "ingest", Path(__file__), Path(__file__).parent / "schema.py")
 
 
 def code_digest() -> str:
-    """SHA-256 (12 hex) over the ingest package's sources (subpackages too) and this module's: which
-    reader code wrote a set."""
+    """SHA-256 (12 hex) over the ingest package's sources (subpackages too), this module's and the schema's:
+    which reader code wrote a set."""
     h = hashlib.sha256()
-    pkg, store = CODE
-    for p in sorted(pkg.rglob("*.py")) + [store]:
+    pkg, *modules = CODE
+    for p in sorted(pkg.rglob("*.py")) + modules:
         h.update(p.relative_to(pkg.parent).as_posix().encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:12]

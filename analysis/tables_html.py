@@ -2,7 +2,7 @@
 output with two forms, ``text/html`` (pandas' ``to_html`` in a ``<div class="report-table">`` that the
 report's style sheet lets scroll inside its own box, :mod:`analysis.report`) and ``text/plain`` (exactly
 what ``print(df.to_string())`` printed, for terminals, papermill logs and nbval).  The report folds a table
-of more than :data:`analysis.report.LONG_OUTPUT_LINES` rows behind ``<details>`` with its row count
+of more than :data:`analysis.report_html.LONG_OUTPUT_LINES` rows behind ``<details>`` with its row count
 (``data-rows``), as it folds long text outputs.
 """
 

@@ -1,5 +1,6 @@
-"""The ingest package has no import cycle (issue 26), counting imports inside functions too: each module can
-be read, and tested, without the ones that use it."""
+"""No import cycle, in the ingest package or in the whole of ``analysis/``, counting imports inside functions
+too: each module can be read, and tested, without the ones that use it; and the store takes its schema from
+``analysis.schema``, not from the ingest."""
 
 from __future__ import annotations
 
@@ -47,18 +48,58 @@ def _cycle(g: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_ingest_package_has_no_import_cycle():
     g = _graph()
-    assert {"walk", "runfolder", "scale", "keys"} <= set(g) and "runfolder" in g["walk"] and "walk" in g["scale"]
+    assert {"walk", "runfolder", "scale", "base"} <= set(g) and "runfolder" in g["walk"] and "walk" in g["scale"]
     assert _cycle(g) is None, " → ".join(_cycle(g))
 
 
-def test_the_store_needs_only_the_schema_from_the_ingest():
-    """analysis/store.py (the processed tables, outside ``ingest``: stats, report and overview read it)
-    takes the column schema from the ingest and nothing else, so reading tables never imports a reader."""
+def test_the_store_takes_nothing_from_the_ingest():
+    """analysis/store.py (the processed tables: stats, report and overview read it) takes the schema from
+    analysis.schema, as the ingest does, and nothing from the ingest: reading tables never imports a reader."""
     used = set()
     for node in ast.walk(ast.parse((ROOT / "analysis" / "store.py").read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ingest"):
-            used.add(node.module)
-    assert used == {"ingest.base", "ingest.keys"}, used
+        if isinstance(node, ast.ImportFrom) and node.module:
+            used.add(("." * node.level) + node.module)
+    assert not {u for u in used if "ingest" in u}, used
+    assert ".schema" in used
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Every module of ``analysis/`` (dotted, e.g. ``stats.validity``) → the modules of it that it imports
+    (relative or absolute, at the top or inside functions; a package's ``__init__`` counts as the package)."""
+    top = ROOT / "analysis"
+    mods = {".".join(p.relative_to(top).with_suffix("").parts).removesuffix(".__init__").removesuffix("__init__")
+            for p in top.rglob("*.py")}
+    mods.discard("")
+    g: dict[str, set[str]] = {m: set() for m in mods}
+    for p in top.rglob("*.py"):
+        m = ".".join(p.relative_to(top).with_suffix("").parts).removesuffix(".__init__").removesuffix("__init__")
+        if not m:
+            continue
+        pkg = m.split(".")[:-1] if p.name != "__init__.py" else m.split(".")
+        for node in ast.walk(ast.parse(p.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
+                stem = ".".join([*base, *(node.module.split(".") if node.module else [])])
+                names = [stem] + [f"{stem}.{a.name}" if stem else a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("analysis."):
+                stem = node.module.removeprefix("analysis.")
+                names = [stem] + [f"{stem}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name.removeprefix("analysis.") for a in node.names if a.name.startswith("analysis.")]
+            # a module's own packages are imported with it whatever it imports: not an edge of its own
+            ancestors = {".".join(m.split(".")[:k]) for k in range(1, len(m.split(".")))}
+            g[m] |= {n for n in names if n in mods and n != m and n not in ancestors}
+    return g
+
+
+def test_analysis_has_no_import_cycle():
+    """The whole package: report.py and report_sections.py once imported each other (the HTML helpers now
+    live in report_html.py, below both)."""
+    g = _package_graph()
+    assert {"report", "report_sections", "report_html", "schema", "store", "ingest.walk"} <= set(g)
+    assert "report_html" in g["report_sections"] and "report" not in g["report_sections"]
+    assert _cycle(g) is None, " → ".join(_cycle(g))
 
 
 def test_the_cycle_finder_finds_one():

@@ -1,10 +1,10 @@
-"""Run keys typed as numbers (``analysis.ingest.keys.typed_keys``) and keys no file had (``walk._attach``):
+"""Run keys typed as numbers (``analysis.schema.typed_keys``) and keys no file had (``walk._attach``):
 the fast paths (decided per label, null columns without per-row work) give what the per-row rule gives."""
 
 import numpy as np
 import pandas as pd
 
-from analysis.ingest.keys import typed_keys
+from analysis.schema import typed_keys
 from analysis.ingest.walk import _assemble
 from analysis.ingest.base import SERIES_COLUMNS
 

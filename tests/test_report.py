@@ -195,7 +195,7 @@ def test_report_digests_come_from_checked_stamps_and_fall_back_to_files_parquet(
 
 
 def test_long_text_outputs_fold_behind_details_with_their_line_count():
-    from analysis.report import LONG_OUTPUT_LINES, collapse_long_text
+    from analysis.report_html import LONG_OUTPUT_LINES, collapse_long_text
     short = "<pre>" + "\n".join(f"row {i}" for i in range(LONG_OUTPUT_LINES)) + "</pre>"  # at the limit: stays
     long_ = "<pre>path  kind  iops\n" + "\n".join(f"f{i}  fio  {i}" for i in range(230)) + "\n</pre>"
     out = collapse_long_text(f"<div>{short}</div><div>{long_}</div>")
@@ -225,7 +225,7 @@ def test_inline_pngs_become_256_colour_lossless_webp_on_white():
     import numpy as np
     from PIL import Image
 
-    from analysis.report import lighter_images
+    from analysis.report_html import lighter_images
     raw = _png(300, 200, 1)
     page = f"<img src='data:image/png;base64,{base64.b64encode(raw).decode()}'/><p>text</p>"
     out = lighter_images(page)
@@ -254,7 +254,7 @@ def test_inline_pngs_become_256_colour_lossless_webp_on_white():
 
 
 def test_a_cell_with_many_figures_keeps_one_in_view_and_folds_the_rest():
-    from analysis.report import fold_figure_runs
+    from analysis.report_html import fold_figure_runs
 
     def cell(n_figs: int) -> str:
         areas = "".join(f"<div class=\"output_area\"><div class=\"output_png\"><img src=\"data:x{i}\"/></div></div>"
@@ -351,7 +351,7 @@ def test_figure_outputs_named_by_show_get_an_anchor_the_findings_can_link_to(tmp
     from IPython.core.interactiveshell import InteractiveShell
 
     from analysis.figures import show
-    from analysis.report import anchor_figures
+    from analysis.report_html import anchor_figures
     fig, ax = plt.subplots(figsize=(2, 1))
     fig.set_label("qos-part1-fig01-measured")
     shell = InteractiveShell.instance()

@@ -15,7 +15,7 @@ from typing import Any
 from .base import IngestError
 from .discovery import CBT_SETTINGS, COMPRESSED_SUFFIXES, NAME_MAX, shown, table_path
 from .fio_workload import size_bytes
-from .keys import KEY_COLUMNS, key_problem, scheduler_keys
+from ..schema import KEY_COLUMNS, key_problem, scheduler_keys
 
 CBT_PARAMS = ("benchmark", "op_size", "iodepth", "mode", "readmode", "concurrent_ops",
               "concurrent_procs", "numjobs", "time", "pool_profile", "rbdname", "vol_size",

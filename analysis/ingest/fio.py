@@ -32,7 +32,7 @@ import numpy as np
 from .base import IngestError, Parsed, json_number, line_of_offset, summary_frame
 from .fio_bins import percentiles_from_bins, plat_idx_to_val
 from .fio_workload import workload
-from .keys import FIELD_MAX_BYTES
+from ..schema import FIELD_MAX_BYTES
 
 KIND = "fio-json"
 RUN_FOLDER = True  # parse() takes the ingest's RunFolder (``folder=``): one parse for the JSON and its logs

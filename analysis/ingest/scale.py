@@ -338,7 +338,7 @@ def _collect(results: list[dict[str, Any]], rels: list[str],
              manifest: dict[str, str] | None) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
     """The files table and the failures of all batches (walk order), as the in-memory path has them: a bad
     run.json, met by every batch of its folder, listed once; a manifest entry no file matched, failed."""
-    from .keys import typed_keys
+    from ..schema import typed_keys
     failed: list[tuple[str, str]] = []
     seen_ctx: set[str] = set()
     for r in results:

@@ -61,7 +61,7 @@ from .discovery import (MANIFEST, NOT_INGESTED, context_kind, iter_files, plain_
 from .manifest import load_manifest, sha256_file
 from .completeness import CHECKED_KINDS, mark_partial, shortfall
 from .runfolder import RunFolder, folder_for
-from .keys import KEY_COLUMNS, typed_keys
+from ..schema import KEY_COLUMNS, typed_keys
 from .validate import problems
 
 

@@ -67,7 +67,7 @@ def _with_run_keys(proc: Path, expr: str) -> str:
     ``path`` (``analysis.store.SERIES_STORED_KEYS``): the columns :func:`analysis.store.read_table`
     gives.  A filter on a joined key is pushed to ``files`` by DuckDB's optimiser."""
     import pyarrow.parquet as pq
-    from analysis.ingest.keys import FILE_COLUMNS
+    from analysis.schema import FILE_COLUMNS
     from analysis.store import stored_names, layout
     kind = layout(proc, "series")
     if kind is None or layout(proc, "files") != "file":

@@ -1,7 +1,8 @@
-"""Run keys: one meaning per column and numbers as numbers, for every table an ingest writes.
+"""The schema of the tables an ingest writes: their columns (tidy ``summary``/``series``, the ``files``
+table's own columns) and the run keys, one meaning per column and numbers as numbers.
 
-Used by the run-context readers (``walk``) and by the table readers (``tables``), which must not depend on
-each other's internals.
+Below both the ingest (which writes the tables) and the store (which reads and checks them): each takes the
+schema from here and neither from the other.
 """
 
 from __future__ import annotations
@@ -11,6 +12,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+#: the tidy summary table's columns; ``series`` adds ``t_s`` (s since the run's start)
+SUMMARY_COLUMNS: list[str] = ["source", "job", "ddir", "metric", "value", "unit"]
+SERIES_COLUMNS: list[str] = SUMMARY_COLUMNS + ["t_s"]
+#: Columns stored as pandas categoricals (few distinct values, many rows).
+CATEGORY_COLUMNS: list[str] = ["source", "job", "ddir", "metric", "unit"]
 
 #: run keys that are numbers (run.json, CBT's benchmark config, the OSD's effective settings): typed
 #: columns (``Int64``; B for sizes, s for the ``*_s`` durations as ``float64``), not string categories.
