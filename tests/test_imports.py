@@ -167,3 +167,16 @@ def _private_attributes() -> list[str]:
 def test_no_private_name_of_another_module_is_read():
     """Issue 50: what another module needs is public (bench's swap of the as-of join: blktrace.asof_join)."""
     assert _private_attributes() == []
+
+
+def test_the_readers_are_listed_once_and_every_kind_is_documented():
+    """detect._READERS is the one list of readers; the kinds come from the modules themselves, and
+    docs/formats.md has a row for every one of them (the backtick-quoted first column)."""
+    import re
+
+    from analysis.ingest import kinds
+    got = kinds()
+    assert len(got) == len(set(got)) == 13
+    assert {"fio-json", "fio-log", "fio-hist-log", "fio-text", "fio-terse", "fio-jobfile", "blktrace"} <= set(got)
+    documented = set(re.findall(r"^\| `([a-z-]+)`", (ROOT / "docs" / "formats.md").read_text(), re.M))
+    assert set(got) <= documented, set(got) - documented

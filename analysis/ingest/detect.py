@@ -21,12 +21,21 @@ HEAD_BYTES = 64 * 1024
 #: reader modules, most specific sniff first
 _READERS = ("blktrace", "blkparse", "btt", "ceph_timeline", "sysutil", "fio", "radosbench", "getput", "fio_log",
             "fio_text", "fio_jobfile")  # fio's text and job files last: every other reader keeps what it claims
-KINDS = ("blktrace", "blkparse", "btt", "ceph-pg-timeline", "sysutil", "fio-json", "rados-bench", "getput",
-         "fio-hist-log", "fio-log", "fio-text", "fio-terse", "fio-jobfile")
 
 
 def _modules():
     return [importlib.import_module(f"{__package__}.{name}") for name in _READERS]
+
+
+def kinds() -> tuple[str, ...]:
+    """Every kind the readers give, in :data:`_READERS` order (each module's ``KIND``, then its other
+    ``KINDS``): the readers are listed once, there."""
+    out: list[str] = []
+    for mod in _modules():
+        for k in (getattr(mod, "KIND", None), *getattr(mod, "KINDS", ())):
+            if k and k not in out:
+                out.append(k)
+    return tuple(out)
 
 
 def detect(path: str | Path, head: bytes | None = None) -> str | None:
