@@ -237,3 +237,17 @@ def test_a_capture_run_takes_time_based_from_its_command_line(tmp_path):
     assert len(fio_rows) > 3 and set(fio_rows["time_based"].astype(str)) == {"1"}
     meta = json.loads(fio_rows.set_index("path").loc["fio.json.gz", "meta_json"])
     assert meta["time_based_from"] == "run.json fio_argv"
+
+
+def test_a_filename_fio_repeats_in_job_options_names_every_file(tmp_path):
+    """fio 3.34 repeats ``"filename"`` in a job's options once per device when the job file gives it
+    several times (fio issue #1571, its excerpt: four NVMe devices); the json module keeps the last alone.
+    The target is all four, joined as fio's own ``filename=a:b:c:d``."""
+    doc = _doc(None, [("reads0", {"rw": "randread"})])
+    text = json.dumps(doc, indent=1)
+    names = ["Nvme0n1", "Nvme1n1", "Nvme2n1", "Nvme3n1"]
+    text = text.replace('"rw": "randread"', '"rw": "randread", ' + ", ".join(f'"filename": "{n}"' for n in names))
+    assert json.loads(text)["jobs"][0]["job options"]["filename"] == "Nvme3n1"  # what a plain reading gives
+    (tmp_path / "x.json").write_text(text)
+    f = ingest(tmp_path, progress=False).files.set_index("path")
+    assert f.loc["x.json", "target"] == "Nvme0n1:Nvme1n1:Nvme2n1:Nvme3n1"

@@ -13,7 +13,9 @@ Schema drift handled here:
 * ``client_stats`` (``fio --client``) instead of ``jobs``; jobs are named ``<hostname>/<jobname>``.
 * Repeated job names (``numjobs`` without ``group_reporting``) become ``name#0``, ``name#1``, …
 * Duplicate JSON keys (fio 2.1 pads percentile objects with ``"0.00" : 0``) are counted in
-  ``meta["duplicate_keys"]``; the padding is not a percentile and is dropped.
+  ``meta["duplicate_keys"]``; the padding is not a percentile and is dropped.  A ``filename`` or
+  ``directory`` given several times (fio 3.34 repeats it in ``job options``) keeps every value, joined
+  with ``:`` (:data:`JOINED_OPTIONS`).
 * json+ ``bins``: fio 3.x maps bin value (ns) → count; fio 2.x maps bin *index* → count with
   ``FIO_IO_U_PLAT_*`` constants.  Percentiles are recomputed from the bins exactly as fio does and the
   largest relative difference to the printed ones is recorded in ``meta["percentile_check"]``.
@@ -74,14 +76,22 @@ def _long_in(items: list[Any]) -> bool:
     return False
 
 
+#: options fio repeats in ``job options``, once per value, when a job file gives them more than once (fio
+#: issue #1571, fio-3.34: one ``"filename"`` per device): their values joined with ``:``, the separator
+#: fio's own ``filename=a:b`` takes, so that the target names every file the job ran on, not the last
+JOINED_OPTIONS = ("filename", "directory")
+
+
 def _pairs_hook(counter: list[int]):
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         d: dict[str, Any] = {}
         for k, v in pairs:
-            if k in d:
-                counter[0] += 1
             if _long(k) or (type(v) is str and _long(v)) or (type(v) is list and _long_in(v)):
                 raise _TooLong(k)  # a 200 MB job name: refused before the frames and meta copy it
+            if k in d:
+                counter[0] += 1
+                if k in JOINED_OPTIONS and type(v) is str and type(d[k]) is str:
+                    v = f"{d[k]}:{v}"
             d[k] = v
         return d
     return hook
