@@ -148,7 +148,9 @@ def test_the_cost_model_responds_only_beyond_the_spread():
 def test_an_arm_without_a_baseline_fails_d_by_name():
     f = pd.DataFrame({"scenario": ["baseline", "scrub", "scrub", "scrub"], "arm": ["wpq", "wpq", "balanced",
                                                                                   "wpq_cost20m"]})
-    assert v.own_baseline(f) == ("fail", "no baseline run of balanced (1 arms have one)", 1)
+    assert v.own_baseline(f) == ("fail", "no baseline run of balanced (1 arms have one); 1 scrub-setting variants "
+                                 "take their profile's baseline, matched by the arm's name (no run key names a "
+                                 "variant's profile arm): wpq_cost20m → wpq", 1)
 
 
 def test_claims_are_comparable_only_where_their_campaign_passes():

@@ -197,10 +197,13 @@ def own_baseline(facts: pd.DataFrame) -> tuple[str, str, int]:
     base = set(facts.loc[facts["scenario"] == "baseline", "arm"].astype(str))
     arms = sorted(set(bg["arm"].astype(str)))
     missing = [a for a in arms if a not in base and untuned(a) not in base]
+    by_name = sorted(f"{a} → {untuned(a)}" for a in arms if a not in base and untuned(a) in base)
+    said = (f"; {len(by_name)} scrub-setting variants take their profile's baseline, matched by the arm's name "
+            f"(no run key names a variant's profile arm): {', '.join(by_name)}") if by_name else ""
     n = int((facts["scenario"] == "baseline").sum())
     if missing:
-        return "fail", f"no baseline run of {', '.join(missing)} ({len(base)} arms have one)", n
-    return "pass", f"every one of {len(arms)} arms has baseline runs ({n} runs)", n
+        return "fail", f"no baseline run of {', '.join(missing)} ({len(base)} arms have one){said}", n
+    return "pass", f"every one of {len(arms)} arms has baseline runs ({n} runs){said}", n
 
 
 def _values(g: pd.DataFrame, key: str) -> str:
