@@ -176,11 +176,9 @@ def cost_model(summary: pd.DataFrame, facts: pd.DataFrame, campaign: str) -> tup
             continue
         la, lb = np.log(a), np.log(b)
         diff = lb.mean() - la.mean()
-        va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
-        se = np.sqrt(va + vb)
-        dof = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1)) if se > 0 else np.inf
-        half = stats.t.ppf(0.975, dof) * se if se > 0 else 0.0
-        lo, hi = np.expm1(diff - half) * 100, np.expm1(diff + half) * 100
+        ci = stats.ttest_ind(lb, la, equal_var=False).confidence_interval(0.95)  # Welch, on the logs
+        low, high = (ci.low, ci.high) if np.isfinite(ci.low) else (diff, diff)  # no spread at all: the point
+        lo, hi = np.expm1(low) * 100, np.expm1(high) * 100
         parts.append(f"{t}: scrub duration {np.expm1(diff) * 100:+.1f} % [{lo:+.1f}, {hi:+.1f}] "
                      f"({len(b)} vs {len(a)} runs)")
         moved.append(lo > 0 or hi < 0)
