@@ -147,10 +147,33 @@ def test_the_cost_model_responds_only_beyond_the_spread():
 
 def test_an_arm_without_a_baseline_fails_d_by_name():
     f = pd.DataFrame({"scenario": ["baseline", "scrub", "scrub", "scrub"], "arm": ["wpq", "wpq", "balanced",
-                                                                                  "wpq_cost20m"]})
-    assert v.own_baseline(f) == ("fail", "no baseline run of balanced (1 arms have one); 1 scrub-setting variants "
-                                 "take their profile's baseline, matched by the arm's name (no run key names a "
-                                 "variant's profile arm): wpq_cost20m → wpq", 1)
+                                                                                  "wpq_cost20m"],
+                      "rw": ["randread"] * 4})
+    assert v.own_baseline(f) == ("fail", "no baseline run of balanced (randread) with the same client (1 arm × "
+                                 "client pairs have one); 1 scrub-setting variants take their profile's baseline, "
+                                 "matched by the arm's name (no run key names a variant's profile arm): "
+                                 "wpq_cost20m → wpq", 1)
+
+
+def test_a_baseline_counts_only_for_the_same_client_direction():
+    """A read client's drop during scrub is judged against the read client alone: a write baseline
+    (``baseline``) does not stand in for it; ``baseline_read`` does."""
+    f = pd.DataFrame({"scenario": ["baseline", "scrub", "snaptrim"], "arm": ["wpq"] * 3,
+                      "rw": ["randwrite", "randread", "randwrite"]})
+    assert v.own_baseline(f)[0] == "fail" and "wpq (randread)" in v.own_baseline(f)[1]
+    g = pd.concat([f, pd.DataFrame({"scenario": ["baseline_read"], "arm": ["wpq"], "rw": ["randread"]})],
+                  ignore_index=True)
+    assert v.own_baseline(g) == ("pass", "every one of 2 arm × client pairs has baseline runs (2 runs)", 2)
+
+
+def test_capacity_from_the_osd_bench_under_the_limit_passes_f():
+    m = pd.DataFrame({"op_queue": ["mclock_scheduler"] * 2 + ["wpq"], "mclock_skip_benchmark": ["true"] * 3,
+                      "mclock_capacity_iops_ssd": ["287.4", "291.0", "287.4"],
+                      "mclock_capacity_source": ["osd bench under the IO limit"] * 3})
+    status, measured, n = v.capacity(m)
+    assert (status, n) == ("pass", 2) and "287, 291 IOPS" in measured
+    set_ = m.assign(mclock_capacity_source="set")
+    assert v.capacity(set_)[0] == "fail"
 
 
 def test_claims_are_comparable_only_where_their_campaign_passes():

@@ -13,16 +13,17 @@ operation costs a client that competes with it.  That reading needs, in every ar
 ``c_cost_model``  mClock's cost model responds: the seed's cost knob (``osd_scrub_cost`` 50 → 20 MiB, part 2
     line 140) moves the scrub's duration beyond its spread (Welch 95 % CI of the ratio of means excludes 1),
     between an arm and its ``_cost20m`` twin; not measured without such a pair;
-``d_own_baseline``  each arm that ran an operation also ran the ``baseline`` scenario (its client without
-    background work), as the seeds judge a drop against their baseline;
+``d_own_baseline``  each arm that ran an operation also ran a ``baseline*`` scenario with the same client
+    ``rw`` (its client without background work), as the seeds judge a drop against their baseline;
 ``e_settings``  the settings the seeds state are those the OSDs reported (run.json ``osd_config.effective``):
     bluestore throttles (part 1 line 52: 256 KiB for the snaptrim/recovery tests; part 2 line 60: 2 MiB for
     the scrub tests), ``osd_max_backfills`` and ``osd_recovery_max_active`` 1000 in mClock arms of tests with
     recovery (part 1 lines 109-110), ``osd_max_scrubs`` 5 in scrub tests (part 2 line 82; 10 in a
     ``_maxscrubs10`` arm, its line 144);
 ``f_capacity``  the capacity mClock is given is the OSD's own (the seeds: "determined by the automated
-    procedure", part 2 line 72): failed where the benchmark was skipped (``osd_mclock_skip_benchmark``) and
-    a capacity set, measured as what it was set to against the block IO limit.
+    procedure", part 2 line 72): passed where the OSD benchmarked it at start-up or the harness ran the same
+    benchmark under the block IO limit (run key ``mclock_capacity_source`` ``osd bench …``); failed where a
+    capacity was set, measured as what it was set to against the block IO limit.
 
 Each is ``pass``, ``fail`` or ``not measured`` with what was measured; a failed condition is shown, never
 dropped.  Seed values are read from ``data/published`` (:func:`analysis.published.qos.load_all`) where it
@@ -62,7 +63,7 @@ KEYS = ("campaign", "scenario", "arm", "repeat", "op_queue", "profile", "rw", "c
         "scrub_cost", "max_backfills", "recovery_max_active", "recovery_max_active_hdd",
         "recovery_max_active_ssd", "bluestore_throttle_bytes", "bluestore_throttle_deferred_bytes",
         "mclock_capacity_iops_hdd", "mclock_capacity_iops_ssd", "mclock_skip_benchmark",
-        "throttle_read_iops", "throttle_write_iops", "throttle_cgroup")
+        "throttle_read_iops", "throttle_write_iops", "throttle_cgroup", "osd_rotational", "mclock_capacity_source")
 
 
 #: suffixes of an arm that differs from its profile's only in a scrub setting (the seed's own variants:
@@ -188,20 +189,25 @@ def cost_model(summary: pd.DataFrame, facts: pd.DataFrame, campaign: str) -> tup
 
 
 def own_baseline(facts: pd.DataFrame) -> tuple[str, str, int]:
-    """(status, measured, runs) of condition d."""
+    """(status, measured, runs) of condition d: a run of a ``baseline*`` scenario (``baseline``,
+    ``baseline_read`` …) of the same arm with the same client ``rw`` (a read client's drop is judged
+    against the read client alone)."""
     bg = facts[_with_op(facts)]
     if bg.empty:
         return "not measured", "no run with a background operation", 0
-    base = set(facts.loc[facts["scenario"] == "baseline", "arm"].astype(str))
-    arms = sorted(set(bg["arm"].astype(str)))
-    missing = [a for a in arms if a not in base and untuned(a) not in base]
-    by_name = sorted(f"{a} → {untuned(a)}" for a in arms if a not in base and untuned(a) in base)
+    is_base = facts["scenario"].astype(str).str.startswith("baseline").to_numpy(dtype=bool)
+    rw = facts["rw"].astype(str) if "rw" in facts else pd.Series("", index=facts.index)
+    base = set(zip(facts.loc[is_base, "arm"].astype(str), rw[is_base]))
+    need = sorted(set(zip(bg["arm"].astype(str), rw[bg.index])))
+    missing = [f"{a} ({w})" for a, w in need if (a, w) not in base and (untuned(a), w) not in base]
+    by_name = sorted({f"{a} → {untuned(a)}" for a, w in need if (a, w) not in base and (untuned(a), w) in base})
     said = (f"; {len(by_name)} scrub-setting variants take their profile's baseline, matched by the arm's name "
             f"(no run key names a variant's profile arm): {', '.join(by_name)}") if by_name else ""
-    n = int((facts["scenario"] == "baseline").sum())
+    n = int(is_base.sum())
     if missing:
-        return "fail", f"no baseline run of {', '.join(missing)} ({len(base)} arms have one){said}", n
-    return "pass", f"every one of {len(arms)} arms has baseline runs ({n} runs){said}", n
+        return "fail", (f"no baseline run of {', '.join(missing)} with the same client ({len(base)} arm × client "
+                        f"pairs have one){said}"), n
+    return "pass", f"every one of {len(need)} arm × client pairs has baseline runs ({n} runs){said}", n
 
 
 def _values(g: pd.DataFrame, key: str) -> str:
@@ -274,6 +280,13 @@ def capacity(facts: pd.DataFrame) -> tuple[str, str, int]:
                                                                          "mclock_capacity_iops_hdd")], axis=1).max(axis=1)
     if not skipped.any():
         return "pass", f"the OSDs benchmarked their capacity ({len(m)} mClock runs)", len(m)
+    src = m.get("mclock_capacity_source", pd.Series("", index=m.index)).astype("string").fillna("")
+    bench = src.str.startswith("osd bench").to_numpy(dtype=bool)
+    if bench.all():
+        caps = sorted(set(cap.dropna().round(0)))
+        return "pass", (f"the OSD's own benchmark (ceph tell osd.N bench, Ceph's start-up arguments) under the "
+                        f"block IO limit set the capacity in all {len(m)} mClock runs: "
+                        f"{', '.join(f'{c:g}' for c in caps)} IOPS (osd.0 shown per run)"), len(m)
     lim = m.get("throttle_write_iops", pd.Series(dtype=str)).map(_num)
     caps = ", ".join(f"{c:g} IOPS ({n})" for c, n in cap[skipped].value_counts().items())
     against = (f", equal to the block IO limit of {lim[skipped].iloc[0]:g} IO/s per direction"

@@ -92,16 +92,23 @@ def validate(doc: dict[str, Any], where: str = "campaign") -> dict[str, Any]:
                  f"throttle.{k} must be a positive whole number of IOPS per OSD")
         # mClock's reservations and limits are shares of this capacity: equal to the device limit,
         # they mean what the seeds meant (a share of what the device can do)
-        need(float(doc["cluster"]["mclock_capacity_iops"]) == float(th["read_iops"]),
+        # (unless each OSD benchmarks its own capacity under the limit: ``mclock_capacity: bench``)
+        need(doc["cluster"].get("mclock_capacity", "set") == "bench"
+             or float(doc["cluster"]["mclock_capacity_iops"]) == float(th["read_iops"]),
              f"cluster.mclock_capacity_iops ({doc['cluster']['mclock_capacity_iops']}) must equal "
              f"throttle.read_iops ({th['read_iops']}): mClock's allocations are shares of it")
+    cl = doc["cluster"]
+    need(cl.get("mclock_capacity", "set") in ("set", "bench"),
+         "cluster.mclock_capacity must be 'set' (mclock_capacity_iops) or 'bench' (each OSD's own benchmark)")
+    need(cl.get("device_class") in (None, "ssd"),
+         "cluster.device_class must be 'ssd' (flag the OSDs' disk non-rotational) or absent")
     if doc.get("client_config") is not None:
         need(isinstance(doc["client_config"], dict), "'client_config' must map options to values")
     for name, s in scen.items():
         pa = s.get("pilot_arms")
         if pa is not None:
-            need(isinstance(pa, list) and len(pa) == 2 and len(set(pa)) == 2,
-                 f"scenarios.{name}.pilot_arms must name two different arms")
+            need(isinstance(pa, list) and len(pa) >= 2 and len(set(pa)) == len(pa),
+                 f"scenarios.{name}.pilot_arms must name two or more different arms")
             for a in pa:
                 need(a in s.get("arms", list(arms)), f"scenarios.{name}.pilot_arms: {a!r} is not an arm "
                                                      "of this scenario")

@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -27,10 +28,11 @@ from capture.common.sitting import KeptUnderRoot
 from . import campaign as cp
 from .chroot import info as chroot_info, parse_ceph_version
 from .cluster import Cluster, ClusterError
+from .devclass import BENCH_ARGS, Rotational, bench_iops, rotational_of
 from .config import OSD_SHARDS, RECORDED_KEYS, arm_settings, base_settings, check_applied
 from .monitor import CpuAccount, SysMon
 from .opqueue import OsdProbe
-from .throttle import Throttle, ThrottleError
+from .throttle import Throttle, ThrottleError, device_of
 
 HERE = Path(__file__).parent
 
@@ -119,6 +121,12 @@ class Runner(KeptUnderRoot):
         self.root = out_root / doc["campaign"]
         c = doc["cluster"]
         self.capacity = float(c["mclock_capacity_iops"])
+        #: ``cluster.device_class: ssd`` flags the OSDs' disk non-rotational for the sitting (devclass.py);
+        #: ``cluster.mclock_capacity: bench`` gives each OSD the capacity its own benchmark measures
+        self.device_class = c.get("device_class")
+        self.capacity_mode = str(c.get("mclock_capacity", "set"))
+        self.rotational: Rotational | None = None
+        self.capacity_bench: dict[str, float] = {}
         self.pg_num = int(c.get("pg_num", 32))
         #: the Ceph release the campaign runs (``ceph: pacific | reef``; Reef in its chroot)
         self.release = str(doc.get("ceph", "pacific"))
@@ -143,6 +151,8 @@ class Runner(KeptUnderRoot):
         self.cl.down()
         if self.throttle is not None:
             self.throttle.remove(range(self.cl.n))
+        if self.rotational is not None:
+            self.rotational.restore()
         shutil.rmtree(self.cl.dir, ignore_errors=True)
 
     def check_limits(self, during: str) -> None:
@@ -158,7 +168,12 @@ class Runner(KeptUnderRoot):
     def bring_up(self) -> None:
         """Start the cluster, create the client pool and its RBD image (``client.pool`` / ``client.image``,
         default ``client/img``: the QoS campaigns' names; CBT's harness names them as CBT does) and prefill
-        it, fill the scrub pool when the campaign has one, apply the per-OSD IO limits."""
+        it, fill the scrub pool when the campaign has one, apply the per-OSD IO limits, and where the
+        campaign asks, flag the disk non-rotational first and benchmark each OSD's capacity after."""
+        if self.device_class == "ssd":
+            self.cl.dir.mkdir(parents=True, exist_ok=True)
+            self.rotational = Rotational(device_of(self.cl.dir), 0)
+            self.log(f"OSD disk flagged non-rotational: {self.rotational.apply()}")
         self.cl.up(self.base)
         cl, c, p = self.cl, self.doc["client"], self.doc.get("pools", {})
         pool, image = client_target(self.doc)
@@ -191,13 +206,36 @@ class Runner(KeptUnderRoot):
             # it applies (bring-up fills are not measured), each run attaches the OSDs again
             self.throttle = Throttle.for_path(cl.dir / "osd", int(th["read_iops"]), int(th["write_iops"]))
             self.log(f"per-OSD IO limits: {self.throttle.record()}")
+        if self.capacity_mode == "bench":
+            self.bench_capacity()
         versions = cl.ceph("versions", fmt_json=True)
         self.cluster_facts = {"fsid": cl.fsid, "brought_up": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                               "versions": versions, "release": self.release,
                               "ceph_version": self.ceph_version(versions), "address": cl.ip,
                               "chroot": None if cl.root is None else {"root": str(cl.root),
-                                                                       **(chroot_info(cl.root) or {})}}
+                                                                       **(chroot_info(cl.root) or {})},
+                              "device_class": None if self.rotational is None else self.rotational.record(),
+                              "mclock_capacity": {"source": self.capacity_source(),
+                                                  "per_osd_iops": self.capacity_bench or None,
+                                                  "used_for_custom_allocations": self.capacity}}
         self.log(f"ceph {self.cluster_facts['ceph_version']} ({self.release}) at {cl.ip}")
+
+    def capacity_source(self) -> str:
+        return "osd bench under the IO limit" if self.capacity_mode == "bench" else "set"
+
+    def bench_capacity(self) -> None:
+        """Each OSD's capacity from Ceph's own start-up benchmark, run with the IO limits in force
+        (devclass.py), into the mon's config for that OSD; the median serves the custom allocations."""
+        if self.throttle is not None:
+            self.throttle.attach_all(self.cl.pids())
+        for i in range(self.cl.n):
+            doc = self.cl.ceph("tell", f"osd.{i}", "bench", *BENCH_ARGS, fmt_json=True, timeout=300)
+            iops = round(bench_iops(doc), 1)
+            self.capacity_bench[f"osd.{i}"] = iops
+            for k in ("osd_mclock_max_capacity_iops_hdd", "osd_mclock_max_capacity_iops_ssd"):
+                self.cl.ceph("config", "set", f"osd.{i}", k, str(iops))
+        self.capacity = float(statistics.median(self.capacity_bench.values()))
+        self.log(f"mClock capacity by osd bench under the IO limit: {self.capacity_bench}")
 
     def ceph_version(self, versions: dict[str, Any]) -> str:
         """The one version every daemon runs (``ceph versions`` → overall); a mixed or foreign cluster
@@ -241,6 +279,7 @@ class Runner(KeptUnderRoot):
             json.dump({"note": "per OSD: every non-default option (ceph config show) plus the "
                                "recorded keys from ceph config show-with-defaults", "osds": shown},
                       f, indent=1, sort_keys=True)
+        rot = rotational_of(self.cl.ceph("osd", "metadata", fmt_json=True) or [])
         bad = {o: check_applied(want, s) for o, s in shown.items()}
         bad = {o: b for o, b in bad.items() if b}
         if bad:
@@ -248,7 +287,7 @@ class Runner(KeptUnderRoot):
         ref = shown["osd.0"]
         eff = {k: ref.get(k) for k in RECORDED_KEYS}
         differ = sorted(k for k in RECORDED_KEYS if len({s.get(k) for s in shown.values()}) > 1)
-        return {"effective": eff, "differ_between_osds": differ}
+        return {"effective": eff, "differ_between_osds": differ, "bluestore_bdev_rotational": rot}
 
     def prepare(self, sc: dict[str, Any], rundir: Path) -> dict[str, Any]:
         cl, p, facts = self.cl, self.doc.get("pools", {}), {}
@@ -449,6 +488,9 @@ class Runner(KeptUnderRoot):
         want, restart_s = self.apply(run)
         info["osd_restart_s"] = round(restart_s, 1)
         info["osd_config"] = {"requested": want, **self.verify(want, stage)}
+        rot = set(info["osd_config"]["bluestore_bdev_rotational"].values())
+        info["osd_rotational"] = rot.pop() if len(rot) == 1 else "mixed"
+        info["mclock_capacity_source"] = self.capacity_source()
         info["prepare"] = self.prepare(sc, stage)
         if self.throttle is not None:
             # restarted OSDs (and a recovery victim) are new PIDs in the root group: attach every OSD,
