@@ -22,8 +22,8 @@ from analysis.stats import claims as cl
 from conftest import ROOT
 
 EXPECTED_COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction",
-                    "test_id", "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "verdict",
-                    "ours_direction", "size", "power_at_published", "repeats_needed", "ours_paired", "ci_low_paired",
+                    "test_id", "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "censored",
+                    "verdict", "ours_direction", "size", "power_at_published", "repeats_needed", "ours_paired", "ci_low_paired",
                     "ci_high_paired", "test_paired", "p_paired", "q_paired", "verdict_paired",
                     "repeats_needed_paired", "model_dependent", "outliers", "diagnosis", "data_gap"]
 
@@ -339,7 +339,8 @@ def test_real_qos_2026_table_matches_reconcile(real_proc, tmp_path, capsys):
     assert list(t.columns) == with_gate and (t["campaign"] == "qos-2026").all()
     gate = pd.read_csv(tmp_path / "validity.csv")
     # every QoS campaign of the data, pilots too (the folders of data/raw/ceph-qos), the claims' first
-    qos = sorted(p.name for p in (ROOT / "data/raw/ceph-qos").iterdir() if p.is_dir())
+    # (a folder with runs: a campaign's folder holds only its pilot's pilot.json until its first sitting)
+    qos = sorted(p.name for p in (ROOT / "data/raw/ceph-qos").iterdir() if p.is_dir() and next(p.rglob("run.json"), None))
     assert list(dict.fromkeys(gate["campaign"])) == ["qos-2026"] + [c for c in qos if c != "qos-2026"]
     assert list(gate.loc[gate["campaign"] == "qos-2026", "condition"]) == list(validity.CONDITIONS)
     gate = gate[gate["campaign"] == "qos-2026"]
@@ -407,3 +408,4 @@ def test_decided_by_repeats_adds_the_undecided_tests_whose_repeats_needed_are_re
     got = cl.decided_by_repeats(t, repeats=(3, 4, 29, 30))
     assert got.loc["c"].to_dict() == {"testable": 6, "decided now": 2, "at 3": 2, "at 4": 2, "at 29": 2, "at 30": 3}
     assert got.loc["d"].to_dict() == {"testable": 1, "decided now": 0, "at 3": 0, "at 4": 0, "at 29": 1, "at 30": 1}
+

@@ -27,6 +27,9 @@
 ``model``               the model fitted (or the paired test where the model cannot be fitted)
 ``p``, ``q``            its two-sided p and the Benjamini–Hochberg q over the campaign's distinct tests
 ``n``                   runs of the claim's cell in the fit
+``censored``            runs of the claim's two cells whose operation did not end before the client's end plus
+                        the harness's wait (run.json ``background_unfinished``): a duration or rate side has no
+                        value for them, so they are out of the test; counted here (plan v2 §2)
 ``verdict``             :mod:`analysis.stats.verdicts` on q, the CI and the published value;
 ``ours_direction``      ``same`` / ``opposite`` (q < α) or ``not significant``;
 ``size``                the published value against our CI: ``inside``, ``ours smaller``, ``ours larger``,
@@ -74,7 +77,7 @@ from .reconcile import WORKLOAD, arm_values, campaign_arms, claim_cells, claim_r
 from .verdicts import DECIDED, NOT_MEASURABLE, UNDECIDED, VERDICTS, bh, conservative, rule
 
 COLUMNS = ["campaign", "ceph_release", "study", "claim_id", "sentence", "published", "unit", "direction", "test_id",
-           "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "verdict", "ours_direction", "size",
+           "same_test", "cells", "ours", "ci_low", "ci_high", "model", "p", "q", "n", "censored", "verdict", "ours_direction", "size",
            "power_at_published", "repeats_needed", "ours_paired", "ci_low_paired", "ci_high_paired", "test_paired",
            "p_paired", "q_paired", "verdict_paired", "repeats_needed_paired", "model_dependent", "outliers",
            "diagnosis", "data_gap"]
@@ -169,6 +172,16 @@ def within_run_reference(metrics: pd.DataFrame) -> bool:
     return not op.empty and len(op.merge(pre, on=k)) == len(op)
 
 
+def censored_runs(metrics: pd.DataFrame, side: prereg.Side) -> int:
+    """Runs of ``side``'s cell that have a client value (``client_iops``) but no ``side.metric``: for an
+    operation's duration or rate, the runs whose operation did not finish; 0 for a client metric."""
+    if side.metric.startswith(("client_", "clat")) or metrics.empty:
+        return 0
+    cell = metrics[(metrics["scenario"] == side.scenario) & (metrics["arm"] == side.arm)]
+    runs = set(cell.loc[cell["metric"] == "client_iops", "repeat"])
+    return len(runs - set(cell.loc[cell["metric"] == side.metric, "repeat"]))
+
+
 def _missing(metrics: pd.DataFrame, scen: str, arm: str, metric: str) -> str:
     cell = metrics[(metrics["scenario"] == scen) & (metrics["arm"] == arm)] if len(metrics) else metrics
     return f"no runs of {scen}/{arm} in this campaign" if cell.empty else f"no {metric} in the runs of {scen}/{arm}"
@@ -210,7 +223,7 @@ def _claim_row(r, campaign: str, release: str | None, study: str, claim_id: str,
     return dict(campaign=campaign, ceph_release=release or "", study=study, claim_id=claim_id,
                 sentence=getattr(r, "sentence", ""), published=r.value, unit=r.unit, direction=direction,
                 test_id="", same_test="", cells="", ours=np.nan, ci_low=np.nan, ci_high=np.nan, model="", p=np.nan,
-                q=np.nan, n=0, verdict=NOT_MEASURABLE, ours_direction="", size="", power_at_published=np.nan,
+                q=np.nan, n=0, censored=0, verdict=NOT_MEASURABLE, ours_direction="", size="", power_at_published=np.nan,
                 repeats_needed=np.nan, ours_paired=np.nan, ci_low_paired=np.nan, ci_high_paired=np.nan,
                 test_paired="", p_paired=np.nan, q_paired=np.nan, verdict_paired=NOT_MEASURABLE,
                 repeats_needed_paired=np.nan, model_dependent=False, outliers="", diagnosis="", data_gap=False)
@@ -261,6 +274,7 @@ def _measure_claim(r, out: dict, relation: str, metrics: pd.DataFrame, arms, wit
     out.update(ours_paired=_to_unit(t["mean"], relation), ci_low_paired=_to_unit(t["lo"], relation),
                ci_high_paired=_to_unit(t["hi"], relation), test_paired=t["test"], p_paired=t["p"], n=t["n"])
     t.update(relation=relation, own=prereg.Side(scen, arm, metric), ref=prereg.Side(rs, ra, ref_metric))
+    out["censored"] = censored_runs(metrics, t["own"]) + censored_runs(metrics, t["ref"])
     out["cells"] = f"{scen}/{arm} {metric} vs {rs}/{ra} {ref_metric}"
     return t, abs(_log_published(r.value, relation)), notes
 
@@ -304,15 +318,69 @@ def _fingerprint(t: dict) -> tuple[tuple, int]:
     return (PAIRED, *(sign * x)), sign
 
 
+#: latency metric → the IOPS metric of the same runs and window it is tied to by Little's law at a fixed
+#: queue depth (mean completion latency × IOPS = iodepth × numjobs): their log ratios are mirrors
+LITTLE = {"clat_mean": ("client_iops",), "clat_during": ("client_iops_during", "client_iops_op")}
+#: the largest relative spread of clat × IOPS over a pair's runs for the tie to hold (plan v2: 0.1 %)
+LITTLE_TOL = 1e-3
+
+
+def little_tied(metrics: pd.DataFrame, lat: tuple, iops: tuple) -> bool:
+    """Do the runs of the latency test ``lat`` (own, ref :class:`~analysis.stats.prereg.Side`) and the IOPS
+    test ``iops`` on the same cells obey clat × IOPS = constant within :data:`LITTLE_TOL` in every run?
+    Then the two claims test the same data (docs/analysis-plan-v2.md §2)."""
+    prods = []
+    for ls, is_ in zip(lat, iops):
+        a = arm_values(metrics, ls.scenario, ls.arm, ls.metric)
+        b = arm_values(metrics, is_.scenario, is_.arm, is_.metric)
+        common = a.index.intersection(b.index)
+        if len(common) < 2 or len(common) != len(a) or len(common) != len(b):
+            return False
+        prods.append(a[common].to_numpy(float) * b[common].to_numpy(float))
+    x = np.concatenate(prods)
+    return bool(np.all(np.isfinite(x)) and x.min() > 0 and x.max() / x.min() - 1 <= LITTLE_TOL)
+
+
+def _little_partner(t: dict, firsts: dict[tuple, dict], metrics: pd.DataFrame) -> tuple | None:
+    """The group key of the IOPS test a latency test ``t`` mirrors by Little's law, if any."""
+    o, r = t["own"], t["ref"]
+    for om in LITTLE.get(o.metric, ()):
+        for rm in LITTLE.get(r.metric, ()):
+            for key, u in firsts.items():
+                uo, ur = u["own"], u["ref"]
+                if (uo.scenario, uo.arm, uo.metric, ur.scenario, ur.arm, ur.metric) == \
+                        (o.scenario, o.arm, om, r.scenario, r.arm, rm) and little_tied(metrics, (o, r), (uo, ur)):
+                    return key
+    return None
+
+
 def _model_fits(pending: list[tuple], metrics: pd.DataFrame, records, alpha: float) -> list[dict | None]:
     """The pre-registered model's fit per distinct test (the first claim's orientation), mirrored for the
-    other claims of the test; ``test_id`` and ``same_test`` into the rows."""
+    other claims of the test; ``test_id`` and ``same_test`` into the rows.  Claims that test the same
+    data up to sign (:func:`_fingerprint`) are one test, and so is a latency claim tied to an IOPS claim
+    on the same cells by Little's law (:func:`little_tied`): the IOPS claim is the test, the latency claim
+    takes its estimate mirrored and says so in ``diagnosis``."""
     groups: dict[tuple, list[int]] = {}
-    signs = []
+    keys, signs = [], []
     for i, (_, t, _, _) in enumerate(pending):
         key, sign = _fingerprint(t)
         groups.setdefault(key, []).append(i)
+        keys.append(key)
         signs.append(sign)
+    # +1 where a claim's own-vs-ref orientation is its test's first claim's, −1 where mirrored
+    orient = [signs[i] * signs[groups[keys[i]][0]] for i in range(len(pending))]
+    firsts = {k: pending[idx[0]][1] for k, idx in groups.items()
+              if pending[idx[0]][1]["own"].metric not in LITTLE}
+    for k in [k for k, idx in groups.items() if pending[idx[0]][1]["own"].metric in LITTLE]:
+        partner = _little_partner(pending[groups[k][0]][1], firsts, metrics)
+        if partner is None:
+            continue
+        head = pending[groups[partner][0]][0]["claim_id"]
+        for i in groups.pop(k):
+            orient[i] = -orient[i]
+            pending[i][3].append(f"the mirror of {head} by Little's law (clat × IOPS constant within "
+                                 f"{LITTLE_TOL:.1%} in every run): one test, its estimate mirrored")
+            groups[partner].append(i)
     fits: list[dict | None] = [None] * len(pending)
     for k, idx in enumerate(groups.values(), start=1):
         first = pending[idx[0]][1]
@@ -321,7 +389,7 @@ def _model_fits(pending: list[tuple], metrics: pd.DataFrame, records, alpha: flo
         for i in idx:
             out = pending[i][0]
             out.update(test_id=f"{out['campaign']}:T{k:02d}", same_test=ids if len(idx) > 1 else "")
-            if f is not None and signs[i] != signs[idx[0]]:
+            if f is not None and orient[i] < 0:
                 fits[i] = {**f, "est": -f["est"], "lo": -f["hi"], "hi": -f["lo"]}
             else:
                 fits[i] = f

@@ -99,7 +99,7 @@ def run_facts(files: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame,
     used = ((str_eq(series["kind"], "sysutil") & str_isin(series["metric"], ["cpu_busy", "cpu_steal", "osd_queued"]))
             | (str_eq(series["kind"], "ceph-pg-timeline") & str_isin(series["metric"], OP_COUNTS)))
     se = _keyed(series[used].dropna(subset=RUN_KEYS))
-    runs = s[RUN_KEYS + [c for c in ("op_queue", "profile") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
+    runs = s[RUN_KEYS + [c for c in ("op_queue", "profile", "rw") if c in s]].astype(str).drop_duplicates(RUN_KEYS)
     runs = runs.fillna("").replace({"nan": "", "<NA>": "", "None": ""})
     # clocks: sysutil offset onto the timeline's t = 0
     tl0 = _t0(files, "ceph-pg-timeline").rename(columns={"t0": "tl_t0"})
@@ -176,14 +176,21 @@ def _op_rates(se: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
     return out
 
 
+def is_baseline(scenario: pd.Series, baseline: str = "baseline") -> np.ndarray:
+    """Which scenarios are a no-operation baseline: ``baseline`` and its per-client variants
+    (``baseline_read``: the read client alone, qos-v3), as a plain bool mask."""
+    return scenario.astype(str).str.startswith(baseline).to_numpy(dtype=bool)
+
+
 def _baseline_for(facts: pd.DataFrame, baseline: str = "baseline") -> pd.Series:
-    """Each run's no-operation client IOPS: the baseline scenario's run with the same queue/profile in
-    the same campaign (pilot round)."""
-    b = facts[facts["scenario"] == baseline]
+    """Each run's no-operation client IOPS: a baseline scenario's run (:func:`is_baseline`) with the same
+    queue/profile and the same client ``rw`` (where recorded) in the same campaign (pilot round)."""
+    b = facts[is_baseline(facts["scenario"], baseline)]
     # a missing profile (WPQ) must be a key of its own, never NaN: NaN keys would all match the first
     def key(d):
+        rw = d["rw"].fillna("").astype(str) if "rw" in d else ""
         return (d["campaign"].astype(str) + "|" + d["op_queue"].fillna("").astype(str) + "|"
-                + d["profile"].fillna("").astype(str))
+                + d["profile"].fillna("").astype(str) + "|" + rw)
     ref = pd.Series(b["client_iops"].to_numpy(), index=key(b))
     ref = ref[~ref.index.duplicated()]
     return key(facts).map(ref)
@@ -217,7 +224,7 @@ def gate(facts: pd.DataFrame, thresholds: dict[str, float] | None = None, baseli
                             "threshold": threshold, "ok": bool(ok), "gating": gating}
 
         qmin, cmax = d["queue_per_osd"].min(), d["cpu_busy"].max()
-        is_op = scen != baseline
+        is_op = not str(scen).startswith(baseline)
         check("queue_per_osd_min_arm", qmin, np.isfinite(qmin) and qmin >= th["min_queue_per_osd"],
               f">= {th['min_queue_per_osd']:g} ops queued per OSD (median over the window) in every arm", is_op)
         check("cpu_busy_max_arm", cmax, np.isfinite(cmax) and cmax <= th["max_cpu_busy"],
@@ -320,8 +327,8 @@ def shipped_metrics(summary: pd.DataFrame, series: pd.DataFrame, campaign: str) 
         r = s[str_eq(s["scenario"], scen) & str_eq(s["metric"], rate[op])]
         rows.append(pd.DataFrame({"scenario": scen, "arm": r["arm"].astype(str), "repeat": r["repeat"].astype(str),
                                   "metric": "op_rate", "value": r["value"].to_numpy(float)}))
-    ci = m[((m["metric"] == "client_iops_during") & (m["scenario"] != "baseline"))
-           | ((m["metric"] == "client_iops") & (m["scenario"] == "baseline"))]
+    base = is_baseline(m["scenario"])
+    ci = m[((m["metric"] == "client_iops_during") & ~base) | ((m["metric"] == "client_iops") & base)]
     rows.append(pd.DataFrame({"scenario": ci["scenario"].astype(str), "arm": ci["arm"].astype(str),
                               "repeat": ci["repeat"].astype(str), "metric": "client_iops",
                               "value": ci["value"].to_numpy(float)}))
