@@ -36,7 +36,8 @@ def test_the_flag_is_set_and_put_back(tmp_path):
 
 
 def test_bench_rate_from_its_json():
-    # the shape 16.2.15 prints for `ceph tell osd.0 bench 12288000 4096 4194304 100`
+    # hand-made values under the keys the bench's JSON has (bytes_written, blocksize, elapsed_sec,
+    # bytes_per_sec, iops); the pilot's real figures are in its run.json cluster.mclock_capacity
     doc = {"bytes_written": 12288000, "blocksize": 4096, "elapsed_sec": 10.25, "bytes_per_sec": 1198829.3,
            "iops": 292.68}
     assert dc.bench_iops(doc) == 292.68

@@ -409,3 +409,24 @@ def test_decided_by_repeats_adds_the_undecided_tests_whose_repeats_needed_are_re
     assert got.loc["c"].to_dict() == {"testable": 6, "decided now": 2, "at 3": 2, "at 4": 2, "at 29": 2, "at 30": 3}
     assert got.loc["d"].to_dict() == {"testable": 1, "decided now": 0, "at 3": 0, "at 4": 0, "at 29": 1, "at 30": 1}
 
+
+
+def test_littles_law_tie_holds_only_within_a_tenth_of_a_percent():
+    """clat × IOPS constant in every run of both cells (a fixed queue depth) ties a latency test to the IOPS
+    test on the same cells; a 1 % departure in one run, or a run missing on one side, breaks the tie."""
+    from analysis.stats.prereg import Side
+    iops = {("snaptrim", "wpq"): [200.0, 210.0, 190.0], ("snaptrim", "hco"): [150.0, 160.0, 155.0]}
+    rows = []
+    for (sc, arm), xs in iops.items():
+        for rep, x in enumerate(xs, start=1):
+            rows += [dict(scenario=sc, arm=arm, repeat=rep, metric="client_iops", value=x),
+                     dict(scenario=sc, arm=arm, repeat=rep, metric="clat_mean", value=64_000.0 / x)]
+    m = pd.DataFrame(rows)
+    lat = (Side("snaptrim", "hco", "clat_mean"), Side("snaptrim", "wpq", "clat_mean"))
+    io = (Side("snaptrim", "hco", "client_iops"), Side("snaptrim", "wpq", "client_iops"))
+    assert cl.little_tied(m, lat, io)
+    off = m.copy()
+    off.loc[(off["metric"] == "clat_mean") & (off["arm"] == "wpq") & (off["repeat"] == 2), "value"] *= 1.01
+    assert not cl.little_tied(off, lat, io)
+    short = m[~((m["metric"] == "clat_mean") & (m["arm"] == "hco") & (m["repeat"] == 3))]
+    assert not cl.little_tied(short, lat, io)
